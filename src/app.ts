@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { addBearerAuth } from './auth/bearer-auth.js'
+import type { Config } from './config.js'
+import { acceptJsonBodiesOnly } from './content-types.js'
+import { ApiError, BODY_LIMIT_BYTES, handleError, sendError } from './errors.js'
+import { registerOpenApi } from './openapi.js'
+import { CursorCodec } from './pagination/cursor.js'
+import health from './routes/health.js'
+import openApiDocument from './routes/openapi-document.js'
+import orders from './routes/orders.js'
+import pets from './routes/pets.js'
+import { SHARED_SCHEMAS } from './schemas/index.js'
+import { openStore } from './store/open-store.js'
+import type { PetStore } from './store/pet-store.js'
+import { buildValidator } from './validation.js'
+
+/** The time source; tests inject one to move past dates such as a sunset. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now (): number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+    clock: Clock
+    store: PetStore
+    cursors: CursorCodec
+  }
+}
+
+export interface AppOptions {
+  config: Config
+  clock?: Clock
+}
+
+const systemClock: Clock = { now: () => Date.now() }
+
+/**
+ * Builds the whole service from its configuration: opens (and migrates) the store,
+ * registers every route. It never listens; `server.ts` does. Closing the app closes the store.
+ */
+export async function buildApp ({ config, clock = systemClock }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' }
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    schemaController: { compilersFactory: { buildValidator } },
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    return503OnClosing: true
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const { store } = await openStore(config.database)
+  app.addHook('onClose', async () => { await store.close() })
+  app.decorate('config', config)
+  app.decorate('clock', clock)
+  app.decorate('store', store)
+  const cursorSecret = await store.ensureSetting('cursor_secret', randomBytes(32).toString('base64url'))
+  app.decorate('cursors', new CursorCodec(cursorSecret))
+
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
+  acceptJsonBodiesOnly(app)
+  app.setErrorHandler(handleError)
+  app.setNotFoundHandler(notFound)
+  await registerOpenApi(app, config)
+
+  await app.register(health)
+  await app.register(openApiDocument, { prefix: '/v1' })
+  await app.register(async (v1) => {
+    addBearerAuth(v1, { environmentKeys: config.apiKeys })
+    v1.setNotFoundHandler(notFound)
+    await v1.register(pets)
+    await v1.register(orders)
+  }, { prefix: '/v1' })
+
+  return app
+}
+
+async function notFound (request: { method: string, url: string }, reply: Parameters<typeof sendError>[0]): Promise<void> {
+  await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API lives under /v1 (see /v1/openapi.json).`))
+}

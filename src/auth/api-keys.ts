@@ -1,0 +1,38 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/** Prefix of generated keys, so a leaked key is recognisable in a scan. */
+export const API_KEY_PREFIX = 'petstore_'
+
+/** A new random key: 256 bits, base64url, safe to use as a bearer token as it is. */
+export function generateApiKey (): string {
+  return API_KEY_PREFIX + randomBytes(32).toString('base64url')
+}
+
+/** The SHA-256 of a key, hex: the only form in which a key is stored. */
+export function hashApiKey (key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex')
+}
+
+/** True when `hash` equals one of `hashes`, in time that does not depend on which or where they differ. */
+export function includesHashInConstantTime (hashes: readonly Buffer[], hash: Buffer): boolean {
+  let found = false
+  for (const candidate of hashes) {
+    // every candidate is compared, so the time does not tell which one matched
+    found = timingSafeEqual(candidate, hash) || found
+  }
+  return found
+}
+
+export type BearerParseResult =
+  | { ok: true, token: string }
+  | { ok: false, reason: 'missing' | 'malformed' }
+
+// RFC 6750 section 2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+/** Extracts the token of an `Authorization: Bearer <token>` header. */
+export function parseBearer (header: string | undefined): BearerParseResult {
+  if (header === undefined || header.trim() === '') return { ok: false, reason: 'missing' }
+  const match = BEARER.exec(header)
+  return match === null ? { ok: false, reason: 'malformed' } : { ok: true, token: match[1] as string }
+}

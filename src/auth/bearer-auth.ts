@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError } from '../errors.js'
+import { hashApiKey, includesHashInConstantTime, parseBearer } from './api-keys.js'
+
+/** The key a request was authenticated with. */
+export interface AuthenticatedKey {
+  /** Store id of the key; null for a key from `PETSTORE_API_KEYS`. */
+  id: number | null
+  name: string
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey: AuthenticatedKey | null
+  }
+}
+
+export interface BearerAuthOptions {
+  /** Keys from the environment, accepted besides the store's. */
+  environmentKeys: readonly string[]
+}
+
+// writing last_used_at on every request would turn each read into a write
+const LAST_USED_RESOLUTION_MS = 60_000
+
+const CHALLENGE = 'Bearer realm="petstore"'
+const MESSAGES = {
+  missing: 'Missing API key: send "Authorization: Bearer <API key>".',
+  malformed: 'Malformed Authorization header: expected "Bearer <API key>".',
+  unknown: 'Unknown or revoked API key.'
+} as const
+
+/**
+ * Adds an onRequest hook to the calling context: every route registered in it
+ * (and its 404 handler) answers 401 before anything else unless the request
+ * carries a valid bearer key. Register it inside an encapsulated plugin.
+ */
+export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions): void {
+  const environmentHashes = options.environmentKeys.map((key) => Buffer.from(hashApiKey(key), 'hex'))
+  const lastTouched = new Map<number, number>()
+
+  async function authenticate (request: FastifyRequest): Promise<AuthenticatedKey> {
+    const bearer = parseBearer(request.headers.authorization)
+    if (!bearer.ok) {
+      const error = bearer.reason === 'missing' ? CHALLENGE : `${CHALLENGE}, error="invalid_request"`
+      throw new ApiError('unauthorized', MESSAGES[bearer.reason], { 'www-authenticate': error })
+    }
+    const hash = hashApiKey(bearer.token)
+    if (environmentHashes.length > 0 && includesHashInConstantTime(environmentHashes, Buffer.from(hash, 'hex'))) {
+      return { id: null, name: 'environment' }
+    }
+    // the lookup is by hash: timing can only reveal hash prefixes, which do not help find a key
+    const record = await app.store.findActiveApiKeyByHash(hash)
+    if (record === undefined) {
+      throw new ApiError('unauthorized', MESSAGES.unknown, { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` })
+    }
+    recordUse(request, record.id)
+    return { id: record.id, name: record.name }
+  }
+
+  function recordUse (request: FastifyRequest, id: number): void {
+    const now = app.clock.now()
+    if (now - (lastTouched.get(id) ?? 0) < LAST_USED_RESOLUTION_MS) return
+    lastTouched.set(id, now)
+    app.store.touchApiKey(id, new Date(now)).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'could not record API key use')
+    })
+  }
+
+  app.decorateRequest('apiKey', null)
+  app.addHook('onRequest', async (request) => {
+    request.apiKey = await authenticate(request)
+  })
+}

@@ -1,0 +1,97 @@
+import swagger from '@fastify/swagger'
+import type { FastifyInstance } from 'fastify'
+import type { Config } from './config.js'
+import { BODY_LIMIT_BYTES, ERROR_CODES } from './errors.js'
+import { PET_NAME_MAX_LENGTH } from './schemas/pet.js'
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from './schemas/query.js'
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Servers for this operation alone (routes outside the `/v1` base). */
+    servers?: ReadonlyArray<{ url: string, description?: string }>
+    /** Stability marker shown by documentation tools: `experimental` or `beta`. */
+    'x-stability'?: 'experimental' | 'beta'
+    /** Documentation tools disable the interactive test panel of this operation. */
+    'x-hideTryItPanel'?: boolean
+    /** Removal date (YYYY-MM-DD) of a deprecated operation. */
+    'x-deprecated-sunset'?: string
+  }
+}
+
+export const API_VERSION = '1.0.0'
+
+const DESCRIPTION = `Keeps a store's catalogue of animals over HTTP with JSON bodies.
+
+## Authentication
+Every operation needs \`Authorization: Bearer <API key>\` (the scheme name is case-insensitive).
+A missing, malformed, unknown or revoked key is answered with 401 and \`WWW-Authenticate: Bearer\`
+before anything else is looked at, so an unauthenticated request learns nothing about pets or
+about its own body. Operators issue and revoke keys with \`npx petstore keys …\`; a revoked key
+stops working at once.
+
+## Errors
+Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
+HTTP status, also for malformed JSON (400 \`malformed_json\`), a content type other than
+\`application/json\` (415), a body over ${BODY_LIMIT_BYTES} bytes (413), an unknown path (404) and a
+method the path does not support (405, with \`Allow\`). The codes are a stable set:
+${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names the field and the problem.
+
+## Creating pets
+Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters;
+\`categoryId\` must lie within ±(2^53−1) so every client holds it exactly (larger values are
+rejected, never rounded); \`status\` defaults to \`available\`. A client-supplied \`id\` or any
+unknown field is rejected. The pet is written durably (fsync'd) before 201 is sent, with
+\`Location: /v1/pets/{id}\`.
+
+## Paging
+\`GET /pets\` returns a bare array ordered by \`id\` ascending, at most \`limit\` (1–${PAGE_LIMIT_MAX},
+default ${PAGE_LIMIT_DEFAULT}) pets. When more pets match, the answer carries
+\`Link: <…/v1/pets?limit=…&cursor=…>; rel="next"\` (RFC 8288). Following \`next\` links returns every
+matching pet exactly once, also while pets are being added. Cursors are opaque and bound to the
+\`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`. Unknown query
+parameters are ignored.
+
+## Deprecation
+\`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030: its answers carry
+\`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link: </v1/pets>; rel="successor-version"\`,
+and from the sunset instant on it answers 410 \`gone\`. Use \`GET /pets\` with the \`status\` filter.`
+
+/** Registers @fastify/swagger; it builds the document from the schemas of the routes registered after it. */
+export async function registerOpenApi (app: FastifyInstance, config: Config): Promise<void> {
+  const servers = [{ url: config.publicBaseUrl, description: 'Production' }]
+  if (config.stagingBaseUrl !== undefined) servers.push({ url: config.stagingBaseUrl, description: 'Staging' })
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Pet Store', version: API_VERSION, description: DESCRIPTION },
+      servers,
+      tags: [
+        { name: 'pets', description: 'The catalogue of animals.' },
+        { name: 'store', description: 'Store orders (not shown in v1).' },
+        { name: 'operations', description: 'Health and this document; no key needed.' }
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key issued by the operator (`npx petstore keys create --name …`).'
+          }
+        }
+      },
+      security: [{ bearerAuth: [] }]
+    },
+    // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, index) => typeof json.$id === 'string' ? json.$id : `def-${index}`
+    }
+  })
+}
+
+/** The servers for routes that live beside `/v1` rather than under it (health checks, …). */
+export function unversionedServers (config: Config): Array<{ url: string, description: string }> {
+  const withoutVersion = (url: string): string => url.slice(0, -'/v1'.length) || '/'
+  const servers = [{ url: withoutVersion(config.publicBaseUrl), description: 'Production' }]
+  if (config.stagingBaseUrl !== undefined) servers.push({ url: withoutVersion(config.stagingBaseUrl), description: 'Staging' })
+  return servers
+}

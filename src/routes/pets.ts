@@ -1,0 +1,136 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { baseUrlFor } from '../base-url.js'
+import { ApiError } from '../errors.js'
+import { DEFAULT_PET_STATUS, NewPetSchema, PetSchema, PetsSchema } from '../schemas/pet.js'
+import { ListPetsQuerySchema, PAGE_LIMIT_DEFAULT, PetIdParamsSchema } from '../schemas/query.js'
+import { commonErrorResponses, errorResponse, type HeaderSpec } from '../schemas/responses.js'
+import { allowOnly } from './method-not-allowed.js'
+
+/** When `getPet` was deprecated (RFC 9745 `Deprecation: @<unix time>`). */
+export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z')
+/** When `getPet` stops working and answers 410 Gone (RFC 8594 `Sunset`). */
+export const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z')
+
+const GET_PET_HEADERS = {
+  deprecation: `@${GET_PET_DEPRECATED_AT.getTime() / 1000}`,
+  sunset: GET_PET_SUNSET_AT.toUTCString()
+}
+
+const DEPRECATION_HEADER_SPECS: Record<string, HeaderSpec> = {
+  Deprecation: { type: 'string', description: 'RFC 9745: when this operation was deprecated, as `@<unix time>`.', example: GET_PET_HEADERS.deprecation },
+  Sunset: { type: 'string', description: 'RFC 8594: when this operation is removed; from then on it answers 410.', example: GET_PET_HEADERS.sunset },
+  Link: { type: 'string', description: 'The successor: `<…/v1/pets>; rel="successor-version"`.' }
+}
+
+const pets: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/pets', {
+    schema: {
+      operationId: 'listPets',
+      tags: ['pets'],
+      summary: 'List animals',
+      description: 'Returns at most `limit` pets in `id` order, optionally only those with `status`. ' +
+        'When more match, a `Link: <…>; rel="next"` header points at the next page.',
+      querystring: ListPetsQuerySchema,
+      response: {
+        200: {
+          ...Type.Ref(PetsSchema),
+          description: 'A page of pets (a bare array).',
+          headers: {
+            Link: { type: 'string', description: 'RFC 8288 link to the next page, present only when more pets match: `<…/v1/pets?limit=…&cursor=…>; rel="next"`.' }
+          }
+        },
+        400: errorResponse('`limit`, `status` or `cursor` is invalid (`invalid_request`, `invalid_cursor`).'),
+        ...commonErrorResponses()
+      }
+    }
+  }, async (request, reply) => {
+    const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query
+    let afterId: number | undefined
+    if (cursor !== undefined) {
+      const position = app.cursors.decode(cursor)
+      if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
+      if (position.status !== status) {
+        throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with another status filter; keep "status" as in the link that carried it')
+      }
+      afterId = position.afterId
+    }
+    const page = await app.store.listPets({ status, afterId, limit })
+    const last = page.pets.at(-1)
+    if (page.hasMore && last !== undefined) {
+      const next = new URLSearchParams({ limit: String(limit) })
+      if (status !== undefined) next.set('status', status)
+      next.set('cursor', app.cursors.encode({ afterId: last.id, status }))
+      reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets?${next.toString()}>; rel="next"`)
+    }
+    return page.pets
+  })
+
+  app.post('/pets', {
+    schema: {
+      operationId: 'createPet',
+      tags: ['pets'],
+      summary: 'Add an animal',
+      description: 'Adds a pet and returns it with its new `id`. The write is durable before 201 is sent.',
+      body: Type.Ref(NewPetSchema),
+      response: {
+        201: {
+          ...Type.Ref(PetSchema),
+          description: 'Animal added.',
+          headers: {
+            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', example: '/v1/pets/1' }
+          }
+        },
+        400: errorResponse('The body is missing required fields, has invalid values, unknown fields or an `id` (`invalid_request`), or is not JSON (`malformed_json`).'),
+        413: errorResponse('The body is larger than the limit (`payload_too_large`).'),
+        415: errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
+        ...commonErrorResponses()
+      }
+    }
+  }, async (request, reply) => {
+    const { name, categoryId, status } = request.body
+    const pet = await app.store.createPet({ name, categoryId, status: status ?? DEFAULT_PET_STATUS })
+    return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
+  })
+
+  app.get('/pets/:petId', {
+    schema: {
+      operationId: 'getPet',
+      tags: ['pets'],
+      summary: 'Get an animal (deprecated)',
+      description: `Deprecated: removed on ${GET_PET_SUNSET_AT.toISOString().slice(0, 10)}, after which it answers 410. ` +
+        'Use `GET /pets` with the `status` filter instead. Every answer carries `Deprecation`, `Sunset` and a `successor-version` link.',
+      deprecated: true,
+      'x-deprecated-sunset': GET_PET_SUNSET_AT.toISOString().slice(0, 10),
+      params: PetIdParamsSchema,
+      response: {
+        200: { ...Type.Ref(PetSchema), description: 'The requested animal.', headers: DEPRECATION_HEADER_SPECS },
+        400: errorResponse('`petId` is not a positive integer (`invalid_request`).', DEPRECATION_HEADER_SPECS),
+        404: errorResponse('No pet has this id (`pet_not_found`).', DEPRECATION_HEADER_SPECS),
+        410: errorResponse('The sunset date has passed; the operation is removed (`gone`).', DEPRECATION_HEADER_SPECS),
+        ...commonErrorResponses(DEPRECATION_HEADER_SPECS)
+      }
+    },
+    // onSend also runs for answers that end early (401, 400, 410), so every answer is marked
+    onSend: async (request, reply, payload) => {
+      reply.headers(GET_PET_HEADERS)
+      reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
+      return payload
+    },
+    // before validation: once removed, the operation is gone whatever the id looks like
+    preValidation: async () => {
+      if (app.clock.now() >= GET_PET_SUNSET_AT.getTime()) {
+        throw new ApiError('gone', `GET /v1/pets/{petId} was removed on ${GET_PET_SUNSET_AT.toUTCString()}; use GET /v1/pets with the status filter`)
+      }
+    }
+  }, async (request) => {
+    const pet = await app.store.findPetById(request.params.petId)
+    if (pet === undefined) throw new ApiError('pet_not_found', `No pet has id ${request.params.petId}.`)
+    return pet
+  })
+
+  allowOnly(app, '/pets', ['GET', 'POST'])
+  allowOnly(app, '/pets/:petId', ['GET'])
+}
+
+export default pets

@@ -1,0 +1,80 @@
+import { Type, type SchemaOptions, type Static, type TUnsafe } from '@sinclair/typebox'
+
+/** Longest pet name accepted, in characters (Unicode code points). */
+export const PET_NAME_MAX_LENGTH = 100
+
+/** Largest integer JavaScript holds exactly; ids and category ids stay within ±this. */
+export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const
+export type PetStatus = typeof PET_STATUSES[number]
+
+/**
+ * A PetStatus schema as a plain string enum. Places that need their own default or
+ * description use a copy, because siblings of a `$ref` are dropped from OpenAPI.
+ */
+export function petStatusSchema (options: SchemaOptions = {}): TUnsafe<PetStatus> {
+  return Type.Unsafe<PetStatus>({ type: 'string', enum: [...PET_STATUSES], ...options })
+}
+
+export const PetStatusSchema = petStatusSchema({
+  $id: 'PetStatus',
+  description: 'Availability of the animal: `available`, `pending` or `sold`.'
+})
+
+/** The status a new pet gets when the request does not say. */
+export const DEFAULT_PET_STATUS: PetStatus = 'available'
+
+const nameSchema = Type.String({
+  minLength: 1,
+  maxLength: PET_NAME_MAX_LENGTH,
+  pattern: '\\S',
+  description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters, not only blanks.`,
+  examples: ['Rex']
+})
+
+const categoryIdSchema = Type.Integer({
+  format: 'int64',
+  minimum: -MAX_EXACT_INTEGER,
+  maximum: MAX_EXACT_INTEGER,
+  description: 'Identifier of the category the animal belongs to. Must be an integer (a JSON number, never a string) ' +
+    'within ±(2^53−1), so that every client holds it exactly; larger values are rejected, never rounded.',
+  examples: [1]
+})
+
+export const NewPetSchema = Type.Object({
+  name: nameSchema,
+  categoryId: categoryIdSchema,
+  status: Type.Optional(petStatusSchema({
+    default: DEFAULT_PET_STATUS,
+    description: `Availability of the animal. Defaults to \`${DEFAULT_PET_STATUS}\` when omitted: a new animal in a store is for sale.`
+  }))
+}, {
+  $id: 'NewPet',
+  additionalProperties: false,
+  description: 'A pet to add. Types are strict (no coercion); `id` and any field not listed are rejected with 400.'
+})
+export type NewPet = Static<typeof NewPetSchema>
+
+export const PetSchema = Type.Object({
+  id: Type.Integer({
+    format: 'int64',
+    minimum: 1,
+    maximum: MAX_EXACT_INTEGER,
+    description: 'Unique identifier, assigned by the service on creation.',
+    examples: [1]
+  }),
+  name: nameSchema,
+  categoryId: categoryIdSchema,
+  status: Type.Ref(PetStatusSchema)
+}, {
+  $id: 'Pet',
+  additionalProperties: false,
+  description: 'An animal as the service returns it. `status` is always present.'
+})
+export type Pet = Static<typeof PetSchema>
+
+export const PetsSchema = Type.Array(Type.Ref(PetSchema), {
+  $id: 'Pets',
+  description: 'Pets ordered by `id` ascending.'
+})

@@ -1,0 +1,35 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { MAX_EXACT_INTEGER, petStatusSchema } from './pet.js'
+
+export const PAGE_LIMIT_DEFAULT = 20
+export const PAGE_LIMIT_MAX = 100
+
+export const ListPetsQuerySchema = Type.Object({
+  // optional for OpenAPI; validation fills in the default, so handlers always see a number
+  limit: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: PAGE_LIMIT_MAX,
+    default: PAGE_LIMIT_DEFAULT,
+    description: `Maximum number of animals returned: an integer from 1 to ${PAGE_LIMIT_MAX}, default ${PAGE_LIMIT_DEFAULT}.`
+  })),
+  status: Type.Optional(petStatusSchema({
+    description: 'Restricts the result to animals with that status.'
+  })),
+  cursor: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 512,
+    description: 'Opaque position from the `next` link of a previous page. Bound to the `status` filter it was issued for; ' +
+      'a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.'
+  }))
+})
+export type ListPetsQuery = Static<typeof ListPetsQuerySchema>
+
+export const PetIdParamsSchema = Type.Object({
+  petId: Type.Integer({
+    format: 'int64',
+    minimum: 1,
+    maximum: MAX_EXACT_INTEGER,
+    description: 'The identifier of the animal.'
+  })
+})
+export type PetIdParams = Static<typeof PetIdParamsSchema>

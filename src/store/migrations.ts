@@ -1,0 +1,40 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+/** One versioned SQL file, e.g. `0001_init.sql`. */
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export type Dialect = 'sqlite'
+
+// resolves the same from src/store and dist/store: both sit two levels below the package root
+const MIGRATIONS_ROOT = new URL('../../migrations/', import.meta.url)
+
+/** Reads the migrations of a dialect, in version order. */
+export function loadMigrations (dialect: Dialect): Migration[] {
+  const dir = fileURLToPath(new URL(`${dialect}/`, MIGRATIONS_ROOT))
+  const migrations = readdirSync(dir)
+    .filter((file) => file.endsWith('.sql'))
+    .map((file) => {
+      const match = /^(\d+)_([\w-]+)\.sql$/.exec(file)
+      if (match === null) throw new Error(`migration file ${file} must be named NNNN_name.sql`)
+      return { version: Number(match[1]), name: file, sql: readFileSync(new URL(`${dialect}/${file}`, MIGRATIONS_ROOT), 'utf8') }
+    })
+    .sort((a, b) => a.version - b.version)
+  migrations.forEach((migration, index) => {
+    if (migration.version !== index + 1) throw new Error(`migrations for ${dialect} must be numbered 1, 2, 3… without gaps; found ${migration.name}`)
+  })
+  return migrations
+}
+
+/** The database was migrated by a newer release than this code. */
+export class SchemaTooNewError extends Error {
+  constructor (databaseVersion: number, codeVersion: number) {
+    super(`the database schema is at version ${databaseVersion}, newer than this petstore release knows (${codeVersion}); ` +
+      'run a release at least as new as the one that migrated it')
+    this.name = 'SchemaTooNewError'
+  }
+}

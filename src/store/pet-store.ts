@@ -1,0 +1,68 @@
+import type { Pet, PetStatus } from '../schemas/pet.js'
+
+/** A pet to insert; the store assigns the id. */
+export interface NewPetRecord {
+  name: string
+  categoryId: number
+  status: PetStatus
+}
+
+/** One page of the catalogue, in id order, starting after `afterId`. */
+export interface PetPageQuery {
+  status?: PetStatus | undefined
+  afterId?: number | undefined
+  limit: number
+}
+
+export interface PetPage {
+  pets: Pet[]
+  /** True when at least one more pet matches after the last one in `pets`. */
+  hasMore: boolean
+}
+
+/** An API key as stored: only the SHA-256 hash of the key, never the key. */
+export interface ApiKeyRecord {
+  id: number
+  name: string
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+/**
+ * Everything the service persists. One implementation per engine;
+ * handlers only ever see this interface.
+ */
+export interface PetStore {
+  /** Human-readable description of where the data lives, for logs (never credentials). */
+  readonly description: string
+
+  /** Inserts a pet; resolves only once the write is durable. */
+  createPet (pet: NewPetRecord): Promise<Pet>
+  findPetById (id: number): Promise<Pet | undefined>
+  listPets (query: PetPageQuery): Promise<PetPage>
+
+  createApiKey (name: string, keyHash: string): Promise<ApiKeyRecord>
+  /** The active (not revoked) key with this hash. */
+  findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
+  listApiKeys (): Promise<ApiKeyRecord[]>
+  /** Revokes an active key; false when no active key has this id. */
+  revokeApiKey (id: number): Promise<boolean>
+  /** Records that a key was used; callers throttle it. */
+  touchApiKey (id: number, usedAt: Date): Promise<void>
+  countActiveApiKeys (): Promise<number>
+
+  /** Returns the setting, storing `initialValue` first if it is not set yet. */
+  ensureSetting (name: string, initialValue: string): Promise<string>
+
+  /** Applies pending migrations; returns the schema version afterwards. */
+  migrate (): Promise<MigrationResult>
+  /** Resolves when the store answers a trivial query; rejects otherwise. */
+  ping (): Promise<void>
+  close (): Promise<void>
+}
+
+export interface MigrationResult {
+  version: number
+  applied: string[]
+}

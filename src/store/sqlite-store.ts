@@ -1,0 +1,197 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+import { StoreUnavailableError } from '../errors.js'
+import type { Pet, PetStatus } from '../schemas/pet.js'
+import { loadMigrations, SchemaTooNewError } from './migrations.js'
+import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
+
+interface PetRow {
+  id: number
+  name: string
+  category_id: number
+  status: PetStatus
+}
+
+interface ApiKeyRow {
+  id: number
+  name: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+// failures of the engine or the disk rather than of the query: the client may retry
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|NOMEM|READONLY|PROTOCOL)/
+
+function rowToPet (row: PetRow): Pet {
+  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
+}
+
+function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
+  return { id: row.id, name: row.name, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at }
+}
+
+/** Where a {@link SqlitePetStore} keeps its data: a file, or memory for throw-away runs. */
+export type SqliteLocation = { path: string } | { memory: true }
+
+/**
+ * The embedded store: one SQLite file in WAL mode with `synchronous=FULL`,
+ * so a committed insert has been fsync'd before the call returns.
+ */
+export class SqlitePetStore implements PetStore {
+  readonly description: string
+  readonly #db: Database.Database
+  #prepared: ReturnType<typeof prepareStatements> | undefined
+
+  constructor (location: SqliteLocation) {
+    if ('path' in location) {
+      mkdirSync(dirname(location.path), { recursive: true })
+      this.description = `sqlite:${location.path}`
+      this.#db = new Database(location.path)
+    } else {
+      this.description = 'sqlite::memory:'
+      this.#db = new Database(':memory:')
+    }
+    this.#db.pragma('journal_mode = WAL')
+    this.#db.pragma('synchronous = FULL')
+    this.#db.pragma('foreign_keys = ON')
+    // the CLI and the server may write the same file at once
+    this.#db.pragma('busy_timeout = 5000')
+  }
+
+  // prepared on first use, because preparing needs the tables that migrate() creates
+  get #statements (): ReturnType<typeof prepareStatements> {
+    this.#prepared ??= prepareStatements(this.#db)
+    return this.#prepared
+  }
+
+  async createPet (pet: NewPetRecord): Promise<Pet> {
+    return this.#run(() => rowToPet(this.#statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow))
+  }
+
+  async findPetById (id: number): Promise<Pet | undefined> {
+    return this.#run(() => {
+      const row = this.#statements.findPet.get(id) as PetRow | undefined
+      return row === undefined ? undefined : rowToPet(row)
+    })
+  }
+
+  async listPets (query: PetPageQuery): Promise<PetPage> {
+    return this.#run(() => {
+      const afterId = query.afterId ?? 0
+      // one row more than asked tells whether a next page exists
+      const rows = (query.status === undefined
+        ? this.#statements.listPets.all(afterId, query.limit + 1)
+        : this.#statements.listPetsByStatus.all(query.status, afterId, query.limit + 1)) as PetRow[]
+      const hasMore = rows.length > query.limit
+      return { pets: rows.slice(0, query.limit).map(rowToPet), hasMore }
+    })
+  }
+
+  async createApiKey (name: string, keyHash: string): Promise<ApiKeyRecord> {
+    return this.#run(() => rowToApiKey(this.#statements.insertApiKey.get(name, keyHash, new Date().toISOString()) as ApiKeyRow))
+  }
+
+  async findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined> {
+    return this.#run(() => {
+      const row = this.#statements.findActiveApiKey.get(keyHash) as ApiKeyRow | undefined
+      return row === undefined ? undefined : rowToApiKey(row)
+    })
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    return this.#run(() => (this.#statements.listApiKeys.all() as ApiKeyRow[]).map(rowToApiKey))
+  }
+
+  async revokeApiKey (id: number): Promise<boolean> {
+    return this.#run(() => this.#statements.revokeApiKey.run(new Date().toISOString(), id).changes === 1)
+  }
+
+  async touchApiKey (id: number, usedAt: Date): Promise<void> {
+    this.#run(() => this.#statements.touchApiKey.run(usedAt.toISOString(), id))
+  }
+
+  async countActiveApiKeys (): Promise<number> {
+    return this.#run(() => (this.#statements.countActiveApiKeys.get() as { n: number }).n)
+  }
+
+  async ensureSetting (name: string, initialValue: string): Promise<string> {
+    return this.#run(() => {
+      this.#statements.insertSetting.run(name, initialValue)
+      return (this.#statements.findSetting.get(name) as { value: string }).value
+    })
+  }
+
+  async migrate (): Promise<MigrationResult> {
+    return this.#run(() => this.#migrateNow())
+  }
+
+  async ping (): Promise<void> {
+    this.#run(() => this.#db.prepare('SELECT 1').get())
+  }
+
+  async close (): Promise<void> {
+    if (this.#db.open) this.#db.close()
+  }
+
+  #migrateNow (): MigrationResult {
+    const migrations = loadMigrations('sqlite')
+    this.#db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    )`)
+    // IMMEDIATE takes the write lock first, so two processes cannot apply the same migration
+    const apply = this.#db.transaction((): MigrationResult => {
+      const current = (this.#db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v
+      const latest = migrations.length
+      if (current > latest) throw new SchemaTooNewError(current, latest)
+      const applied: string[] = []
+      for (const migration of migrations.slice(current)) {
+        this.#db.exec(migration.sql)
+        this.#db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, new Date().toISOString())
+        applied.push(migration.name)
+      }
+      return { version: Math.max(current, latest), applied }
+    })
+    return apply.immediate()
+  }
+
+  #run<T>(operation: () => T): T {
+    try {
+      return operation()
+    } catch (error) {
+      throw toStoreError(error, this.#db.open)
+    }
+  }
+}
+
+function toStoreError (error: unknown, open: boolean): unknown {
+  const code = (error as { code?: unknown }).code
+  if (!open) return new StoreUnavailableError('the SQLite database is closed', { cause: error })
+  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
+    return new StoreUnavailableError(`SQLite is unavailable (${code})`, { cause: error })
+  }
+  return error
+}
+
+// the inferred return type names every statement
+function prepareStatements (db: Database.Database) {
+  const petColumns = 'id, name, category_id, status'
+  return {
+    insertPet: db.prepare(`INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${petColumns}`),
+    findPet: db.prepare(`SELECT ${petColumns} FROM pets WHERE id = ?`),
+    listPets: db.prepare(`SELECT ${petColumns} FROM pets WHERE id > ? ORDER BY id LIMIT ?`),
+    listPetsByStatus: db.prepare(`SELECT ${petColumns} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
+    insertApiKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) RETURNING id, name, created_at, last_used_at, revoked_at'),
+    findActiveApiKey: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
+    listApiKeys: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys ORDER BY id'),
+    revokeApiKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+    countActiveApiKeys: db.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL'),
+    insertSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
+    findSetting: db.prepare('SELECT value FROM settings WHERE name = ?')
+  }
+}
