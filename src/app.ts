@@ -22,12 +22,22 @@ export interface Clock {
   now (): number
 }
 
+/** A route as registered: what route listings (tests, audits) walk. */
+export interface RegisteredRoute {
+  method: string
+  url: string
+  /** True for the stand-ins that only answer 405. */
+  methodNotAllowed: boolean
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config
     clock: Clock
     store: PetStore
     cursors: CursorCodec
+    /** Every route registered, in order (HEAD routes Fastify adds included). */
+    registeredRoutes: readonly RegisteredRoute[]
   }
 }
 
@@ -55,6 +65,14 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
     return503OnClosing: true
   }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const registeredRoutes: RegisteredRoute[] = []
+  app.decorate('registeredRoutes', registeredRoutes)
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true })
+    }
+  })
 
   const { store } = await openStore(config.database)
   app.addHook('onClose', async () => { await store.close() })

@@ -131,6 +131,19 @@ export class SqlitePetStore implements PetStore {
     this.#run(() => this.#db.prepare('SELECT 1').get())
   }
 
+  /** The connection's `synchronous` setting, as a name (for tests of durability). */
+  synchronousMode (): string {
+    return ['off', 'normal', 'full', 'extra'][this.#db.pragma('synchronous', { simple: true }) as number] ?? 'unknown'
+  }
+
+  /** SQLite's plan for the list query, with or without a status filter (for tests that pages never sort). */
+  explainListPets (filtered: boolean): string {
+    const statement = filtered ? this.#statements.listPetsByStatus : this.#statements.listPets
+    const args = filtered ? ['available', 0, 21] : [0, 21]
+    return (this.#db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...args) as Array<{ detail: string }>)
+      .map((row) => row.detail).join('; ')
+  }
+
   async close (): Promise<void> {
     if (this.#db.open) this.#db.close()
   }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp, type Clock } from '../../src/app.js'
 import { generateApiKey, hashApiKey } from '../../src/auth/api-keys.js'
 import { loadConfig, type Config } from '../../src/config.js'
@@ -57,9 +57,14 @@ export async function buildTestApp (t: TestContext, options: TestAppOptions = {}
   return { app, config, databasePath, key, auth: { authorization: `Bearer ${key}` } }
 }
 
-/** POSTs a JSON body to /v1/pets and returns the response. */
-export async function postPet (test: TestApp, body: unknown): ReturnType<FastifyInstance['inject']> {
-  return test.app.inject({ method: 'POST', url: '/v1/pets', headers: test.auth, payload: body as object })
+/** POSTs `body`, serialized as JSON whatever its type, to /v1/pets. */
+export async function postPet (test: TestApp, body: unknown): Promise<LightMyRequestResponse> {
+  return test.app.inject({
+    method: 'POST',
+    url: '/v1/pets',
+    headers: { ...test.auth, 'content-type': 'application/json' },
+    payload: JSON.stringify(body)
+  })
 }
 
 /** Every pet in the store, read by walking all pages without a filter. */

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+function configError (env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env, '/srv/petstore')
+  } catch (error) {
+    assert.ok(error instanceof ConfigError)
+    return error
+  }
+  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`)
+}
+
+describe('loadConfig', () => {
+  test('When nothing is set, then the documented defaults apply', () => {
+    const config = loadConfig({}, '/srv/petstore')
+
+    assert.deepEqual(config, {
+      port: 8080,
+      host: '127.0.0.1',
+      database: { kind: 'sqlite', path: '/srv/petstore/data/petstore.db' },
+      apiKeys: [],
+      publicBaseUrl: 'http://127.0.0.1:8080/v1',
+      stagingBaseUrl: undefined,
+      logLevel: 'info'
+    })
+    assert.ok(Object.isFrozen(config))
+  })
+
+  test('When every variable is set, then each is parsed', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'sqlite:/var/lib/petstore/pets.db',
+      PETSTORE_API_KEYS: 'key-one, key-two,key-one',
+      PUBLIC_BASE_URL: 'https://api.example.com/v1/',
+      STAGING_BASE_URL: 'https://staging.example.com/petstore/v1',
+      LOG_LEVEL: 'WARN'
+    }, '/srv/petstore')
+
+    assert.deepEqual(config, {
+      port: 9000,
+      host: '0.0.0.0',
+      database: { kind: 'sqlite', path: '/var/lib/petstore/pets.db' },
+      apiKeys: ['key-one', 'key-two'],
+      publicBaseUrl: 'https://api.example.com/v1',
+      stagingBaseUrl: 'https://staging.example.com/petstore/v1',
+      logLevel: 'warn'
+    })
+  })
+
+  test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood', () => {
+    assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, { kind: 'sqlite-memory' })
+    assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:pets.db' }, '/srv').database, { kind: 'sqlite', path: '/srv/pets.db' })
+  })
+
+  test('When the host is 0.0.0.0, then the default base URL uses localhost', () => {
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '3000' }).publicBaseUrl, 'http://localhost:3000/v1')
+  })
+
+  const wrong: Array<[string, Record<string, string>]> = [
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['PORT', { PORT: '-1' }],
+    ['HOST', { HOST: 'http://x' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://db/pets' }],
+    ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://localhost/pets' }],
+    ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'good-key,,other' }],
+    ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'has space' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'https://api.example.com' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'not a url' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://api.example.com/v1' }],
+    ['STAGING_BASE_URL', { STAGING_BASE_URL: 'https://staging.example.com/v2' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }]
+  ]
+  for (const [variable, env] of wrong) {
+    test(`When ${variable} is ${JSON.stringify(Object.values(env)[0])}, then the error names ${variable}`, () => {
+      const error = configError(env)
+
+      assert.equal(error.variable, variable)
+      assert.ok(error.message.startsWith(`${variable} `))
+      assert.doesNotMatch(error.message, /\n/)
+    })
+  }
+})
