@@ -63,7 +63,8 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
     onConstructorPoisoning: 'error',
     schemaController: { compilersFactory: { buildValidator } },
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
-    return503OnClosing: true
+    // replaced by the onRequest hook below, which answers in the Error shape
+    return503OnClosing: false
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const registeredRoutes: RegisteredRoute[] = []
@@ -81,6 +82,16 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
   app.decorate('store', store)
   const cursorSecret = await store.ensureSetting('cursor_secret', randomBytes(32).toString('base64url'))
   app.decorate('cursors', new CursorCodec(cursorSecret))
+
+  // while draining after SIGTERM, new requests on kept-alive connections are turned away
+  let closing = false
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) {
+      reply.header('connection', 'close')
+      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another instance.')
+    }
+  })
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   acceptJsonBodiesOnly(app)

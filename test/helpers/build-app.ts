@@ -67,8 +67,15 @@ export async function postPet (test: TestApp, body: unknown): Promise<LightMyReq
   })
 }
 
-/** Every pet in the store, read by walking all pages without a filter. */
+/** Every pet in the store, read by following the `next` links from the first page. */
 export async function listAllPets (test: TestApp): Promise<Array<Record<string, unknown>>> {
-  const res = await test.app.inject({ method: 'GET', url: '/v1/pets?limit=100', headers: test.auth })
-  return res.json()
+  const pets = []
+  let url: string | undefined = '/v1/pets?limit=100'
+  while (url !== undefined) {
+    const res: LightMyRequestResponse = await test.app.inject({ method: 'GET', url, headers: test.auth })
+    pets.push(...res.json())
+    const next: string | undefined = /<([^>]+)>;\s*rel="next"/.exec(String(res.headers.link ?? ''))?.[1]
+    url = next === undefined ? undefined : new URL(next).pathname + new URL(next).search
+  }
+  return pets
 }
