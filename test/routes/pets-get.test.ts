@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { ERRORS, type ErrorCode } from '../../src/errors.js'
 import type { Pet } from '../../src/schemas/pet.js'
 import { buildTestApp, postPet, testStores, type TestApp, type TestAppOptions } from '../helpers/build-app.js'
+import { assertError } from '../helpers/assertions.js'
 
 const PUBLIC_BASE_URL = 'https://api.example.com/v1'
 const STAGING_BASE_URL = 'https://staging.example.com/v1'
@@ -33,19 +33,6 @@ async function createPet (api: TestApp, body: Record<string, unknown>): Promise<
 
 async function getPet (api: TestApp, petId: string | number, headers: Record<string, string> = api.auth): Promise<LightMyRequestResponse> {
   return api.app.inject({ method: 'GET', url: `/v1/pets/${petId}`, headers })
-}
-
-/** Asserts an Error answer: the catalogue status of `code`, and a body of exactly {code, message, status}. */
-function assertError (res: LightMyRequestResponse, code: ErrorCode, field?: string): void {
-  const status = ERRORS[code].status
-  assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode}: ${res.body}`)
-  assert.match(String(res.headers['content-type']), /^application\/json/)
-  const body = res.json()
-  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status'])
-  assert.equal(body.code, code)
-  assert.equal(body.status, status)
-  assert.equal(typeof body.message, 'string')
-  if (field !== undefined) assert.match(body.message, new RegExp(`\\b${field}\\b`), `message should name "${field}"`)
 }
 
 /** Asserts the RFC 9745 / RFC 8594 / RFC 8288 headers every answer of the deprecated operation carries. */
