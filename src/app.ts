@@ -86,6 +86,8 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
   // while draining after SIGTERM, new requests on kept-alive connections are turned away
   let closing = false
   app.addHook('preClose', async () => { closing = true })
+  // a kept-alive connection would otherwise hold the drain open until the client hangs up
+  app.addHook('onSend', async (_request, reply) => { if (closing) reply.header('connection', 'close') })
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) {
       reply.header('connection', 'close')

@@ -24,9 +24,10 @@ type Output = (line: string) => void
 async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Output, err: Output): Promise<number> {
   try {
     const [command, ...rest] = argv
-    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    if (command === undefined) throw new UsageError('a command is required')
+    if (command === 'help' || command === '--help' || command === '-h') {
       out(USAGE)
-      return command === undefined ? 2 : 0
+      return 0
     }
     if (command !== 'keys' && command !== 'migrate') throw new UsageError(`unknown command "${command}"`)
     const config = loadConfig(env)
