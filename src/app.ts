@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
 import type { Config } from './config.js'
@@ -88,9 +88,8 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
   app.addHook('preClose', async () => { closing = true })
   // a kept-alive connection would otherwise hold the drain open until the client hangs up
   app.addHook('onSend', async (_request, reply) => { if (closing) reply.header('connection', 'close') })
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async () => {
     if (closing) {
-      reply.header('connection', 'close')
       throw new ApiError('service_unavailable', 'The service is shutting down; retry on another instance.')
     }
   })
@@ -113,6 +112,6 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
   return app
 }
 
-async function notFound (request: { method: string, url: string }, reply: Parameters<typeof sendError>[0]): Promise<void> {
+async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {
   await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API lives under /v1 (see /v1/openapi.json).`))
 }
