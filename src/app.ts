@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
 import type { Config } from './config.js'
 import { acceptJsonBodiesOnly } from './content-types.js'
-import { ApiError, BODY_LIMIT_BYTES, handleError, sendError } from './errors.js'
+import { ApiError, BODY_LIMIT_BYTES, handleClientError, handleError, sendError } from './errors.js'
 import { registerOpenApi } from './openapi.js'
 import { CursorCodec } from './pagination/cursor.js'
 import health from './routes/health.js'
@@ -48,6 +48,9 @@ export interface AppOptions {
 
 const systemClock: Clock = { now: () => Date.now() }
 
+/** How long a client may take to send a whole request; shorter than the drain on SIGTERM. */
+export const REQUEST_TIMEOUT_MS = 10_000
+
 /**
  * Builds the whole service from its configuration: opens (and migrates) the store,
  * registers every route. It never listens; `server.ts` does. Closing the app closes the store.
@@ -59,6 +62,13 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' }
     },
     bodyLimit: BODY_LIMIT_BYTES,
+    // a whole request must arrive within this; a stalled upload cannot hold a connection (or a drain) open.
+    // Node only enforces it when the server is created with it, hence the http options as well
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    http: { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    // long enough that an over-long id reaches auth and validation instead of failing in the router
+    routerOptions: { maxParamLength: 1000 },
+    clientErrorHandler: handleClientError,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     schemaController: { compilersFactory: { buildValidator } },
@@ -85,7 +95,11 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
 
   // while draining after SIGTERM, new requests on kept-alive connections are turned away
   let closing = false
-  app.addHook('preClose', async () => { closing = true })
+  app.addHook('preClose', async () => {
+    closing = true
+    // Node stops enforcing requestTimeout once the server closes: a stalled upload would hold the drain forever
+    setTimeout(() => { app.server.closeAllConnections() }, REQUEST_TIMEOUT_MS).unref()
+  })
   // a kept-alive connection would otherwise hold the drain open until the client hangs up
   app.addHook('onSend', async (_request, reply) => { if (closing) reply.header('connection', 'close') })
   app.addHook('onRequest', async () => {
@@ -113,5 +127,5 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
 }
 
 async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API lives under /v1 (see /v1/openapi.json).`))
+  await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API is described at /v1/openapi.json.`))
 }

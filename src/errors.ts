@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /**
  * The one catalogue of error codes: each has its HTTP status and a default message.
@@ -12,9 +14,11 @@ export const ERRORS = {
   pet_not_found: { status: 404, message: 'No pet has this id.' },
   not_found: { status: 404, message: 'No such resource.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
   gone: { status: 410, message: 'This operation has been removed.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'An unexpected error occurred; it has been logged.' },
   not_implemented: { status: 501, message: 'This operation is not implemented.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry shortly.' }
@@ -104,7 +108,8 @@ function describeProblem (issue: ValidationIssue): string {
     case 'maximum': return `must be ${String(p.comparison)} ${String(p.limit)}`
     case 'minLength': return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long`
     case 'maxLength': return `must be at most ${String(p.limit)} characters long`
-    case 'pattern': return 'must contain at least one non-blank character'
+    // the one pattern in the API is the pet name's
+    case 'pattern': return 'must be printable text with at least one non-blank character and no control characters'
     default: return issue.message ?? 'is invalid'
   }
 }
@@ -121,8 +126,6 @@ function decodePointerToken (token: string): string {
 const FRAMEWORK_ERRORS: Record<string, (error: FastifyError) => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ApiError('unsupported_media_type'),
   FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('payload_too_large', `The request body is larger than the ${BODY_LIMIT_BYTES}-byte limit.`),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError('invalid_request', 'body: a JSON object is required, but the body is empty'),
-  FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError('malformed_json'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ApiError('invalid_request', 'Content-Length does not match the length of the body'),
   FST_ERR_BAD_URL: () => new ApiError('invalid_request', 'The request URL is malformed'),
   FST_ERR_MAX_PARAM_LENGTH: () => new ApiError('invalid_request', 'A path parameter is too long')
@@ -142,9 +145,7 @@ export function toApiError (error: unknown): ApiError {
   const fromFramework = fastifyError?.code !== undefined ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (fromFramework !== undefined) return fromFramework(fastifyError as FastifyError)
   const status = fastifyError?.statusCode
-  if (status !== undefined && status >= 400 && status < 500) {
-    return new ApiError(status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'invalid_request')
-  }
+  if (status !== undefined && status >= 400 && status < 500) return new ApiError('invalid_request')
   return new ApiError('internal_error')
 }
 
@@ -157,6 +158,26 @@ export function handleError (error: unknown, request: FastifyRequest, reply: Fas
     request.log.info({ code: apiError.code, reason: apiError.message }, 'request rejected')
   }
   return sendError(reply, apiError)
+}
+
+/**
+ * Answers what Node's HTTP parser rejects before Fastify sees a request (garbled
+ * request lines, conflicting lengths, oversized headers, timeouts) in the Error shape.
+ */
+export function handleClientError (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const apiError = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? new ApiError('request_timeout')
+    : error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('headers_too_large')
+      : new ApiError('invalid_request', 'The request is not valid HTTP/1.1.')
+  this.log.debug({ err: error }, 'client error')
+  if (socket.writable) {
+    const body = JSON.stringify(apiError.toBody())
+    socket.write(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }
 
 /** Sends an {@link ApiError} as the Error body, with its headers. */

@@ -53,7 +53,7 @@ parameters are ignored.
 
 ## Deprecation
 \`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030: its answers carry
-\`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link: </v1/pets>; rel="successor-version"\`,
+\`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link: <…/v1/pets>; rel="successor-version"\`,
 and from the sunset instant on it answers 410 \`gone\`. Use \`GET /pets\` with the \`status\` filter.`
 
 /** Registers @fastify/swagger; it builds the document from the schemas of the routes registered after it. */

@@ -1,10 +1,12 @@
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
+import { buildApp, REQUEST_TIMEOUT_MS } from './app.js'
 import { createBootstrapKeyIfNone } from './auth/bootstrap-key.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 
 /** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
-const DRAIN_TIMEOUT_MS = 10_000
+const DRAIN_TIMEOUT_MS = REQUEST_TIMEOUT_MS + 5_000
+// 22 base64 characters carry 128 bits
+const MIN_RECOMMENDED_KEY_LENGTH = 22
 
 async function start (config: Config): Promise<void> {
   const app = await buildApp({ config })
@@ -14,6 +16,9 @@ async function start (config: Config): Promise<void> {
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
     await app.close()
   })
+
+  const weakKeys = config.apiKeys.filter((key) => key.length < MIN_RECOMMENDED_KEY_LENGTH).length
+  if (weakKeys > 0) app.log.warn(`PETSTORE_API_KEYS has ${weakKeys} key(s) shorter than ${MIN_RECOMMENDED_KEY_LENGTH} characters; use npx petstore keys create for strong keys`)
 
   await app.listen({ port: config.port, host: config.host })
   app.log.info({ store: app.store.description }, 'petstore ready')

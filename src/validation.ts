@@ -1,34 +1,61 @@
-import { Ajv, type Options as AjvOptions } from 'ajv'
+import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type BuildValidator = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
 
-const COMMON_OPTIONS: AjvOptions = {
+const AJV_OPTIONS: AjvOptions = {
   useDefaults: true,
   // reject unknown fields instead of silently dropping them
   removeAdditional: false,
+  // no lenient coercion: "5" is not an integer in a body, and "0x2" or "1e0" is not one in a URL
+  coerceTypes: false,
   allErrors: false,
   strict: true
 }
 
-function createAjv (coerceTypes: boolean, externalSchemas: Record<string, unknown>): Ajv {
-  const ajv = new Ajv({ ...COMMON_OPTIONS, coerceTypes })
+// plain decimal digits: the only text a query or path integer may be written as
+const DECIMAL_INTEGER = /^-?\d+$/
+
+interface ObjectSchema {
+  properties?: Record<string, { type?: unknown }>
+}
+
+/**
+ * Query and path parameters arrive as text: the ones the schema declares integers are
+ * turned into numbers when written in plain decimal, and left as text (so they fail
+ * the type check) otherwise.
+ */
+function compileParameterValidator (ajv: Ajv, schema: ObjectSchema): ValidateFunction {
+  const validate = ajv.compile(schema)
+  const integerNames = Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name)
+  if (integerNames.length === 0) return validate
+  const validateParameters = ((data: Record<string, unknown>) => {
+    for (const name of integerNames) {
+      const value = data[name]
+      if (typeof value === 'string' && DECIMAL_INTEGER.test(value)) data[name] = Number(value)
+    }
+    const valid = validate(data)
+    validateParameters.errors = validate.errors
+    return valid
+  }) as ValidateFunction
+  return validateParameters
+}
+
+function createAjv (externalSchemas: Record<string, unknown>): Ajv {
+  const ajv = new Ajv(AJV_OPTIONS)
   // int64 documents the wire type for OpenAPI; the range is enforced by minimum/maximum
   ajv.addFormat('int64', { type: 'number', validate: () => true })
   for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as object)
   return ajv
 }
 
-/**
- * Validators per request part: bodies are strict JSON (`"5"` is not an integer),
- * while query and path parameters, which are always text, are coerced to their types.
- */
 function buildPartAwareValidator (externalSchemas: Record<string, unknown>): FastifySchemaCompiler<unknown> {
-  const strict = createAjv(false, externalSchemas)
-  const coercing = createAjv(true, externalSchemas)
+  const ajv = createAjv(externalSchemas)
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? strict : coercing
+    if (httpPart === 'querystring' || httpPart === 'params') return compileParameterValidator(ajv, schema as ObjectSchema)
     // a shared schema used whole is already compiled under its $id
     const id = (schema as { $id?: unknown }).$id
     return (typeof id === 'string' ? ajv.getSchema(id) : undefined) ?? ajv.compile(schema as object)

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { describe, test } from 'node:test'
 import { ERRORS, toApiError } from '../src/errors.js'
 import { buildTestApp, testStores } from './helpers/build-app.js'
@@ -30,7 +31,9 @@ for (const store of testStores()) {
       ['DELETE', '/v1/pets/1', 'GET, HEAD'],
       ['POST', '/v1/pets/1', 'GET, HEAD'],
       ['POST', '/v1/store/orders', 'GET, HEAD'],
-      ['OPTIONS', '/v1/pets', 'GET, POST, HEAD']
+      ['OPTIONS', '/v1/pets', 'GET, POST, HEAD'],
+      ['TRACE', '/v1/pets', 'GET, POST, HEAD'],
+      ['QUERY', '/v1/pets/1', 'GET, HEAD']
     ]
     for (const [method, url, allow] of notAllowed) {
       test(`When ${method} ${url} is called, then 405 with Allow: ${allow}`, async (t) => {
@@ -45,6 +48,45 @@ for (const store of testStores()) {
         assert.deepEqual(pets.map((pet: { name: string }) => pet.name), ['Rex'])
       })
     }
+
+    for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml']) {
+      test(`When POST ${url} is called without a key, then 405 (the route is public)`, async (t) => {
+        const { app } = await buildTestApp(t)
+
+        const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '{}' })
+
+        assertError(res, 'method_not_allowed')
+        assert.equal(res.headers.allow, 'GET, HEAD')
+      })
+    }
+
+    test('When a method is not allowed, then 405 comes before the body is read', async (t) => {
+      const app = await buildTestApp(t)
+
+      for (const [contentType, payload] of [['text/plain', 'hello'], ['application/json', '{bad'], ['application/json', 'x'.repeat(20_000)]]) {
+        const res = await app.app.inject({ method: 'PUT', url: '/v1/pets/1', headers: { ...app.auth, 'content-type': contentType as string }, payload })
+        assertError(res, 'method_not_allowed')
+      }
+    })
+
+    test('When a request is not valid HTTP, then the raw answer is still an Error body', async (t) => {
+      const { app } = await buildTestApp(t)
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const { port } = app.server.address() as { port: number }
+
+      const garbled = await rawExchange(port, 'GARBAGE\r\n\r\n')
+      const conflicting = await rawExchange(port, 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')
+      const oversized = await rawExchange(port, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+
+      assert.match(garbled, /^HTTP\/1\.1 400 /)
+      assert.match(conflicting, /^HTTP\/1\.1 400 /)
+      assert.match(oversized, /^HTTP\/1\.1 431 /)
+      for (const [answer, code, status] of [[garbled, 'invalid_request', 400], [conflicting, 'invalid_request', 400], [oversized, 'headers_too_large', 431]] as const) {
+        assert.match(answer, /content-type: application\/json/i)
+        assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).code, code)
+        assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).status, status)
+      }
+    })
 
     test('When a handler fails unexpectedly, then 500 internal_error without internals', async (t) => {
       const { app } = await buildTestApp(t)
@@ -80,3 +122,16 @@ describe('toApiError', () => {
     }
   })
 })
+
+/** Sends raw bytes and returns everything the server writes back before it closes the connection. */
+async function rawExchange (port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    const chunks: Buffer[] = []
+    const timer = setTimeout(() => { socket.destroy(); reject(new Error('no answer within 5 s')) }, 5_000)
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    socket.on('error', () => {})
+    socket.on('close', () => { clearTimeout(timer); resolve(Buffer.concat(chunks).toString('utf8')) })
+    socket.write(request)
+  })
+}

@@ -71,6 +71,26 @@ describe('server process', () => {
       assert.equal(countApiKeys(databasePath), 1)
     })
 
+    test('When every key was revoked, then a restart mints no new key', async (t) => {
+      const servers = serverProcesses(t)
+      const databasePath = join(await tempDir(t), 'petstore.db')
+      const first = await servers.start({ DATABASE_URL: `sqlite:${databasePath}` })
+      const [, key = ''] = await first.waitForStdout(CURL_EXAMPLE)
+      assert.equal((await first.stop()).code, 0)
+      const db = new Database(databasePath)
+      db.prepare('UPDATE api_keys SET revoked_at = ?').run(new Date().toISOString())
+      db.close()
+
+      const second = await servers.start({ DATABASE_URL: `sqlite:${databasePath}` })
+      const res = await fetch(`${second.baseUrl}/v1/pets`, { headers: bearer(key) })
+      const exit = await second.stop()
+
+      assert.equal(res.status, 401)
+      assert.equal(exit.code, 0)
+      assert.doesNotMatch(second.stdout, KEY)
+      assert.equal(countApiKeys(databasePath), 1)
+    })
+
     test('When PETSTORE_API_KEYS is set on a fresh database, then no key is created and the environment key works', async (t) => {
       const servers = serverProcesses(t)
       const databasePath = join(await tempDir(t), 'petstore.db')

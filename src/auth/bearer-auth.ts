@@ -46,7 +46,7 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       throw new ApiError('unauthorized', MESSAGES[bearer.reason], { 'www-authenticate': error })
     }
     const hash = hashApiKey(bearer.token)
-    if (environmentHashes.length > 0 && includesHashInConstantTime(environmentHashes, Buffer.from(hash, 'hex'))) {
+    if (includesHashInConstantTime(environmentHashes, Buffer.from(hash, 'hex'))) {
       return { id: null, name: 'environment' }
     }
     // the lookup is by hash: timing can only reveal hash prefixes, which do not help find a key
@@ -62,8 +62,11 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     const now = app.clock.now()
     if (now - (lastTouched.get(id) ?? 0) < LAST_USED_RESOLUTION_MS) return
     lastTouched.set(id, now)
-    app.store.touchApiKey(id, new Date(now)).catch((error: unknown) => {
-      request.log.warn({ err: error }, 'could not record API key use')
+    // after the current request's work: bookkeeping must not delay the answer
+    setImmediate(() => {
+      app.store.touchApiKey(id, new Date(now)).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'could not record API key use')
+      })
     })
   }
 

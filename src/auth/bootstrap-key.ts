@@ -4,12 +4,13 @@ import { generateApiKey, hashApiKey } from './api-keys.js'
 export const BOOTSTRAP_KEY_NAME = 'bootstrap'
 
 /**
- * On a first start with no key anywhere, creates one so the person who just ran
- * `npm start` can call the API. Returns the key (to show once) or undefined when
- * keys already exist. Only its hash is stored.
+ * On the first start with no key anywhere, creates one so the person who just ran
+ * `npm start` can call the API. Returns the key (to show once), or undefined when a
+ * key was ever created — revoking every key must not mint a new one at the next
+ * restart. Only its hash is stored.
  */
 export async function createBootstrapKeyIfNone (store: PetStore, environmentKeys: readonly string[]): Promise<string | undefined> {
-  if (environmentKeys.length > 0 || await store.countActiveApiKeys() > 0) return undefined
+  if (environmentKeys.length > 0 || await store.countApiKeys() > 0) return undefined
   const key = generateApiKey()
   await store.createApiKey(BOOTSTRAP_KEY_NAME, hashApiKey(key))
   return key

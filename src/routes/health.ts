@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiError } from '../errors.js'
 import { unversionedServers } from '../openapi.js'
 import { errorResponse } from '../schemas/responses.js'
+import { allowOnly } from './method-not-allowed.js'
 
 const StatusSchema = Type.Object({ status: Type.String() }, { additionalProperties: false })
 
@@ -38,6 +39,9 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
     }
     return { status: 'ready' }
   })
+
+  allowOnly(app, '/healthz', ['GET'])
+  allowOnly(app, '/readyz', ['GET'])
 }
 
 export default health

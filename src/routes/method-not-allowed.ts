@@ -1,22 +1,24 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../errors.js'
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-type Method = typeof METHODS[number]
-
 /**
- * Answers 405 with `Allow` for the methods a path does not support (Fastify alone
- * would answer 404). Registered in the caller's context, so auth still comes first.
+ * Answers 405 with `Allow` for every method a path does not support (Fastify alone
+ * would answer 404). Registered in the caller's context, so its auth hook still runs
+ * first; the 405 is raised in onRequest, before any body is read.
  */
-export function allowOnly (app: FastifyInstance, url: string, allowed: readonly Method[]): void {
-  const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', ')
+export function allowOnly (app: FastifyInstance, url: string, allowed: readonly string[]): void {
+  const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])]
+  const header = allow.join(', ')
   app.route({
-    method: METHODS.filter((method) => !allowed.includes(method)),
+    method: app.supportedMethods.filter((method) => !allow.includes(method)),
     url,
     schema: { hide: true },
     config: { methodNotAllowed: true },
-    handler: async (request) => {
-      throw new ApiError('method_not_allowed', `${request.method} is not allowed on ${request.url.split('?')[0] ?? url}; allowed: ${allow}`, { allow })
+    onRequest: async (request) => {
+      throw new ApiError('method_not_allowed', `${request.method} is not allowed on ${request.url.split('?')[0] ?? url}; allowed: ${header}`, { allow: header })
+    },
+    handler: async () => {
+      throw new Error('unreachable: the onRequest hook always answers')
     }
   })
 }

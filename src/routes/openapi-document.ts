@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { allowOnly } from './method-not-allowed.js'
 
 /** The served OpenAPI document, as JSON and YAML, without authentication. */
 const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
@@ -23,6 +24,9 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: { type: 'string', description: 'The OpenAPI 3.1 document.' } }
     }
   }, async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })))
+
+  allowOnly(app, '/openapi.json', ['GET'])
+  allowOnly(app, '/openapi.yaml', ['GET'])
 }
 
 export default openApiDocument

@@ -28,8 +28,9 @@ export const DEFAULT_PET_STATUS: PetStatus = 'available'
 const nameSchema = Type.String({
   minLength: 1,
   maxLength: PET_NAME_MAX_LENGTH,
-  pattern: '\\S',
-  description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters, not only blanks.`,
+  // printable text: no control characters or unpaired surrogates, and not only blanks
+  pattern: '^[^\\p{Cc}\\p{Cs}]*[^\\s\\p{Cc}\\p{Cs}][^\\p{Cc}\\p{Cs}]*$',
+  description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters of printable text (no control characters), not only blanks.`,
   examples: ['Rex']
 })
 

@@ -50,7 +50,8 @@ export interface PetStore {
   revokeApiKey (id: number): Promise<boolean>
   /** Records that a key was used; callers throttle it. */
   touchApiKey (id: number, usedAt: Date): Promise<void>
-  countActiveApiKeys (): Promise<number>
+  /** How many keys were ever created, revoked ones included. */
+  countApiKeys (): Promise<number>
 
   /** Returns the setting, storing `initialValue` first if it is not set yet. */
   ensureSetting (name: string, initialValue: string): Promise<string>

@@ -21,6 +21,9 @@ interface ApiKeyRow {
   revoked_at: string | null
 }
 
+/** How long a statement waits for another connection's write lock before giving up. */
+export const BUSY_TIMEOUT_MS = 250
+
 // failures of the engine or the disk rather than of the query: the client may retry
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|NOMEM|READONLY|PROTOCOL)/
 
@@ -56,8 +59,9 @@ export class SqlitePetStore implements PetStore {
     this.#db.pragma('journal_mode = WAL')
     this.#db.pragma('synchronous = FULL')
     this.#db.pragma('foreign_keys = ON')
-    // the CLI and the server may write the same file at once
-    this.#db.pragma('busy_timeout = 5000')
+    // the CLI and the server may write the same file at once; a wait blocks the event loop,
+    // so it is short, and a longer lock becomes a 503 the client can retry
+    this.#db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   }
 
   // prepared on first use, because preparing needs the tables that migrate() creates
@@ -112,8 +116,8 @@ export class SqlitePetStore implements PetStore {
     this.#run(() => this.#statements.touchApiKey.run(usedAt.toISOString(), id))
   }
 
-  async countActiveApiKeys (): Promise<number> {
-    return this.#run(() => (this.#statements.countActiveApiKeys.get() as { n: number }).n)
+  async countApiKeys (): Promise<number> {
+    return this.#run(() => (this.#statements.countApiKeys.get() as { n: number }).n)
   }
 
   async ensureSetting (name: string, initialValue: string): Promise<string> {
@@ -203,7 +207,7 @@ function prepareStatements (db: Database.Database) {
     listApiKeys: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys ORDER BY id'),
     revokeApiKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-    countActiveApiKeys: db.prepare('SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL'),
+    countApiKeys: db.prepare('SELECT COUNT(*) AS n FROM api_keys'),
     insertSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
     findSetting: db.prepare('SELECT value FROM settings WHERE name = ?')
   }

@@ -174,3 +174,48 @@ for (const store of testStores()) {
     })
   })
 }
+
+for (const store of testStores()) {
+  describe(`POST /v1/pets refuses what JSON.parse would bend (${store})`, () => {
+    for (const literal of ['1.0', '1.0000000000000001', '9007199254740990.6', '1e2', '2E0']) {
+      test(`When categoryId is written ${literal}, then 400 names categoryId instead of rounding`, async (t) => {
+        const app = await buildTestApp(t)
+
+        const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload: `{"name":"Rex","categoryId":${literal}}` })
+
+        assertError(res, 'invalid_request', '"categoryId"')
+        assert.deepEqual(await listAllPets(app), [])
+      })
+    }
+
+    test('When a string value merely contains digits with a dot, then it is not mistaken for a number', async (t) => {
+      const app = await buildTestApp(t)
+
+      const res = await postPet(app, { name: 'Rex 1.0 "e2" \\ 3.5', categoryId: 4 })
+
+      assert.equal(res.statusCode, 201)
+      assert.equal(res.json().name, 'Rex 1.0 "e2" \\ 3.5')
+    })
+
+    for (const [problem, name] of [['a control character', 'Re\u0000x'], ['a newline', 'Rex\n'], ['an unpaired surrogate', 'Rex\ud800'], ['only unpaired surrogates', '\ud800\udbff']]) {
+      test(`When the name has ${problem}, then 400 names "name"`, async (t) => {
+        const app = await buildTestApp(t)
+
+        const res = await postPet(app, { name, categoryId: 1 })
+
+        assertError(res, 'invalid_request', '"name"')
+        assert.deepEqual(await listAllPets(app), [])
+      })
+    }
+
+    test('When the body is not valid UTF-8, then 400 malformed_json and nothing is created', async (t) => {
+      const app = await buildTestApp(t)
+      const payload = Buffer.concat([Buffer.from('{"name":"R'), Buffer.from([0xe9]), Buffer.from('x","categoryId":1}')])
+
+      const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload })
+
+      assertError(res, 'malformed_json', 'UTF-8')
+      assert.deepEqual(await listAllPets(app), [])
+    })
+  })
+}

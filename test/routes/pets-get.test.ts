@@ -13,6 +13,12 @@ const SUNSET_MS = Date.parse('2030-12-05T00:00:00Z')
 
 // each case: a petId that is not a positive integer JavaScript holds exactly, and what it shows
 const INVALID_IDS: Array<[string, string]> = [
+  ['0x1', 'hexadecimal'],
+  ['1e0', 'an exponent'],
+  ['1.0', 'a decimal point'],
+  ['%201', 'a leading blank'],
+  ['+1', 'a plus sign'],
+  ['1'.repeat(200), 'two hundred digits'],
   ['abc', 'not a number'],
   ['1.5', 'a fraction'],
   ['0', 'zero'],

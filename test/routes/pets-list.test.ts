@@ -19,7 +19,12 @@ const INVALID_LIMITS: Array<[string, string]> = [
   ['limit=1.5', 'a fraction'],
   ['limit=', 'empty'],
   ['limit=-1', 'negative'],
-  ['limit=1&limit=2', 'repeated']
+  ['limit=1&limit=2', 'repeated'],
+  ['limit=0x2', 'hexadecimal'],
+  ['limit=1e1', 'an exponent'],
+  ['limit=2.0', 'a decimal point'],
+  ['limit=+2', 'a plus sign'],
+  ['limit=%202', 'a leading blank']
 ]
 
 /** Creates `count` pets one after the other, statuses cycling through the enum. */
