@@ -33,19 +33,21 @@ stops working at once.
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
 HTTP status, also for malformed JSON (400 \`malformed_json\`), a content type other than
 \`application/json\` (415), a body over ${BODY_LIMIT_BYTES} bytes (413), an unknown path (404) and a
-method the path does not support (405, with \`Allow\`). The codes are a stable set:
+method the path does not support (405, with \`Allow\`), a request that does not arrive within
+10 s (408) and oversized headers (431). The codes are a stable set:
 ${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names the field and the problem.
 
 ## Creating pets
-Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters;
-\`categoryId\` must lie within ±(2^53−1) so every client holds it exactly (larger values are
-rejected, never rounded); \`status\` defaults to \`available\`. A client-supplied \`id\` or any
+Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters of
+printable text; \`categoryId\` must lie within ±(2^53−1) so every client holds it exactly, and be
+written as a plain integer (\`1.0\`, \`1e2\` are rejected, never rounded); \`status\` defaults to
+\`available\`. Bodies must be UTF-8. A client-supplied \`id\` or any
 unknown field is rejected. The pet is written durably (fsync'd) before 201 is sent, with
 \`Location: /v1/pets/{id}\`.
 
 ## Paging
 \`GET /pets\` returns a bare array ordered by \`id\` ascending, at most \`limit\` (1–${PAGE_LIMIT_MAX},
-default ${PAGE_LIMIT_DEFAULT}) pets. When more pets match, the answer carries
+default ${PAGE_LIMIT_DEFAULT}, in plain decimal digits like every integer in a query or path) pets. When more pets match, the answer carries
 \`Link: <…/v1/pets?limit=…&cursor=…>; rel="next"\` (RFC 8288). Following \`next\` links returns every
 matching pet exactly once, also while pets are being added. Cursors are opaque and bound to the
 \`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`. Unknown query
