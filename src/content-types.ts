@@ -22,8 +22,9 @@ function findRoundedInteger (text: string): { literal: string, field: string | u
       field = undefined
     } else if (token === ':') {
       field = lastString === undefined ? undefined : JSON.parse(lastString) as string
+    } else if (/[.eE]/.test(token) && Number.isInteger(Number(token))) {
+      return { literal: token, field }
     } else {
-      if (/[.eE]/.test(token) && Number.isInteger(Number(token))) return { literal: token, field }
       field = undefined
     }
   }

@@ -132,7 +132,7 @@ export class SqlitePetStore implements PetStore {
   }
 
   async ping (): Promise<void> {
-    this.#run(() => this.#db.prepare('SELECT 1').get())
+    this.#run(() => this.#statements.ping.get())
   }
 
   /** The connection's `synchronous` setting, as a name (for tests of durability). */
@@ -209,6 +209,7 @@ function prepareStatements (db: Database.Database) {
     touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     countApiKeys: db.prepare('SELECT COUNT(*) AS n FROM api_keys'),
     insertSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
-    findSetting: db.prepare('SELECT value FROM settings WHERE name = ?')
+    findSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
+    ping: db.prepare('SELECT 1')
   }
 }
