@@ -85,7 +85,9 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
     }
   })
 
-  const { store } = await openStore(config.database)
+  const { store } = await openStore(config.database, {
+    onBackgroundError: (error) => { app.log.warn({ err: error }, 'store connection failed while idle') }
+  })
   app.addHook('onClose', async () => { await store.close() })
   app.decorate('config', config)
   app.decorate('clock', clock)
@@ -117,7 +119,7 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
   await app.register(health)
   await app.register(openApiDocument, { prefix: '/v1' })
   await app.register(async (v1) => {
-    addBearerAuth(v1, { environmentKeys: config.apiKeys })
+    addBearerAuth(v1, { environmentKeys: config.apiKeys, cacheMs: config.apiKeyCacheMs })
     v1.setNotFoundHandler(notFound)
     await v1.register(pets)
     await v1.register(orders)

@@ -4,6 +4,18 @@ import { isAbsolute, resolve } from 'node:path'
 export type DatabaseLocation =
   | { readonly kind: 'sqlite', readonly path: string }
   | { readonly kind: 'sqlite-memory' }
+  | PostgresLocation
+
+/** A PostgreSQL server shared by every instance, with this instance's pool settings. */
+export interface PostgresLocation {
+  readonly kind: 'postgres'
+  /** The connection string as given (it may hold a password: never log it). */
+  readonly url: string
+  /** Most connections this instance opens (`DATABASE_POOL_SIZE`). */
+  readonly poolSize: number
+  /** Longest wait for a connection, and separately for one query (`DATABASE_TIMEOUT_MS`). */
+  readonly timeoutMs: number
+}
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
@@ -19,6 +31,11 @@ export interface Config {
   /** Staging base address, ending in `/v1`, when configured. */
   readonly stagingBaseUrl: string | undefined
   readonly logLevel: LogLevel
+  /**
+   * How long a successful key look-up is reused before the store is asked again:
+   * the longest a revoked key keeps working on an instance (`API_KEY_CACHE_SECONDS`).
+   */
+  readonly apiKeyCacheMs: number
 }
 
 /** A setting is missing or wrong; the message names the variable. */
@@ -33,6 +50,11 @@ type Env = Readonly<Record<string, string | undefined>>
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const DEFAULT_DATABASE_URL = 'sqlite:./data/petstore.db'
+const DEFAULT_POOL_SIZE = 10
+const DEFAULT_DATABASE_TIMEOUT_MS = 2000
+// PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds
+const DEFAULT_KEY_CACHE_SECONDS = { postgres: 5, sqlite: 0 } as const
+const MAX_KEY_CACHE_SECONDS = 10
 // RFC 6750 b64token: what may follow "Bearer " in an Authorization header
 const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
@@ -43,15 +65,18 @@ const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 export function loadConfig (env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = parsePort(env.PORT)
   const host = parseHost(env.HOST)
+  const database = parseDatabaseUrl(env, cwd)
   return Object.freeze({
     port,
     host,
-    database: parseDatabaseUrl(env.DATABASE_URL, cwd),
+    database,
     apiKeys: Object.freeze(parseApiKeys(env.PETSTORE_API_KEYS)),
     publicBaseUrl: parseBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ??
       `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : formatHost(host)}:${port}/v1`,
     stagingBaseUrl: parseBaseUrl('STAGING_BASE_URL', env.STAGING_BASE_URL),
-    logLevel: parseLogLevel(env.LOG_LEVEL)
+    logLevel: parseLogLevel(env.LOG_LEVEL),
+    apiKeyCacheMs: 1000 * (parseInteger('API_KEY_CACHE_SECONDS', env.API_KEY_CACHE_SECONDS, 0, MAX_KEY_CACHE_SECONDS) ??
+      DEFAULT_KEY_CACHE_SECONDS[database.kind === 'postgres' ? 'postgres' : 'sqlite'])
   })
 }
 
@@ -60,11 +85,7 @@ function isUnset (value: string | undefined): value is undefined {
 }
 
 function parsePort (value: string | undefined): number {
-  if (isUnset(value)) return 8080
-  if (!/^\d+$/.test(value.trim())) throw new ConfigError('PORT', `must be an integer from 0 to 65535, got "${value}"`)
-  const port = Number(value)
-  if (port > 65535) throw new ConfigError('PORT', `must be an integer from 0 to 65535, got "${value}"`)
-  return port
+  return parseInteger('PORT', value, 0, 65535) ?? 8080
 }
 
 function parseHost (value: string | undefined): string {
@@ -78,8 +99,19 @@ function formatHost (host: string): string {
   return host.includes(':') ? `[${host}]` : host
 }
 
-function parseDatabaseUrl (value: string | undefined, cwd: string): DatabaseLocation {
-  const url = isUnset(value) ? DEFAULT_DATABASE_URL : value.trim()
+/** An integer setting within [min, max], or undefined when unset. */
+function parseInteger (variable: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (isUnset(value)) return undefined
+  const number = /^\d+$/.test(value.trim()) ? Number(value) : NaN
+  if (!(number >= min && number <= max)) throw new ConfigError(variable, `must be an integer from ${min} to ${max}, got "${value}"`)
+  return number
+}
+
+function parseDatabaseUrl (env: Env, cwd: string): DatabaseLocation {
+  // validated whatever the store, so a typo is caught before the day the store changes
+  const poolSize = parseInteger('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, 1, 1000) ?? DEFAULT_POOL_SIZE
+  const timeoutMs = parseInteger('DATABASE_TIMEOUT_MS', env.DATABASE_TIMEOUT_MS, 100, 60_000) ?? DEFAULT_DATABASE_TIMEOUT_MS
+  const url = isUnset(env.DATABASE_URL) ? DEFAULT_DATABASE_URL : env.DATABASE_URL.trim()
   if (url === 'sqlite::memory:') return { kind: 'sqlite-memory' }
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
@@ -87,9 +119,11 @@ function parseDatabaseUrl (value: string | undefined, cwd: string): DatabaseLoca
     return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) }
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    throw new ConfigError('DATABASE_URL', 'postgres:// is not supported by this version yet; use sqlite:<path> or sqlite::memory:')
+    if (!URL.canParse(url)) throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL (percent-encode special characters in the password)')
+    return { kind: 'postgres', url, poolSize, timeoutMs }
   }
-  throw new ConfigError('DATABASE_URL', `must be sqlite:<path> or sqlite::memory:, got "${url}"`)
+  // the value is not echoed: it may be a connection string with a password
+  throw new ConfigError('DATABASE_URL', 'must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database')
 }
 
 function parseApiKeys (value: string | undefined): string[] {

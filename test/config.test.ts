@@ -23,7 +23,8 @@ describe('loadConfig', () => {
       apiKeys: [],
       publicBaseUrl: 'http://127.0.0.1:8080/v1',
       stagingBaseUrl: undefined,
-      logLevel: 'info'
+      logLevel: 'info',
+      apiKeyCacheMs: 0
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -36,7 +37,8 @@ describe('loadConfig', () => {
       PETSTORE_API_KEYS: 'key-one, key-two,key-one',
       PUBLIC_BASE_URL: 'https://api.example.com/v1/',
       STAGING_BASE_URL: 'https://staging.example.com/petstore/v1',
-      LOG_LEVEL: 'WARN'
+      LOG_LEVEL: 'WARN',
+      API_KEY_CACHE_SECONDS: '3'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -46,8 +48,27 @@ describe('loadConfig', () => {
       apiKeys: ['key-one', 'key-two'],
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging.example.com/petstore/v1',
-      logLevel: 'warn'
+      logLevel: 'warn',
+      apiKeyCacheMs: 3000
     })
+  })
+
+  test('When DATABASE_URL is postgres:// or postgresql://, then the pool settings and a 5 s key cache apply', () => {
+    for (const url of ['postgres://petstore:s3cret@db.internal:5432/petstore', 'postgresql://db.internal/petstore?sslmode=require']) {
+      const config = loadConfig({ DATABASE_URL: url })
+
+      assert.deepEqual(config.database, { kind: 'postgres', url, poolSize: 10, timeoutMs: 2000 })
+      assert.equal(config.apiKeyCacheMs, 5000)
+    }
+    const tuned = loadConfig({ DATABASE_URL: 'postgres://db/petstore', DATABASE_POOL_SIZE: '25', DATABASE_TIMEOUT_MS: '500', API_KEY_CACHE_SECONDS: '0' })
+    assert.deepEqual(tuned.database, { kind: 'postgres', url: 'postgres://db/petstore', poolSize: 25, timeoutMs: 500 })
+    assert.equal(tuned.apiKeyCacheMs, 0)
+  })
+
+  test('When DATABASE_URL holds a password and is wrong, then the error does not repeat it', () => {
+    const error = configError({ DATABASE_URL: 'mysql://petstore:s3cret@db/petstore' })
+
+    assert.doesNotMatch(error.message, /s3cret/)
   })
 
   test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood', () => {
@@ -66,7 +87,13 @@ describe('loadConfig', () => {
     ['HOST', { HOST: 'http://x' }],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://db/pets' }],
     ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }],
-    ['DATABASE_URL', { DATABASE_URL: 'postgres://localhost/pets' }],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://db host/pets' }],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: 'ten' }],
+    ['DATABASE_TIMEOUT_MS', { DATABASE_TIMEOUT_MS: '99' }],
+    ['DATABASE_TIMEOUT_MS', { DATABASE_TIMEOUT_MS: '2s' }],
+    ['API_KEY_CACHE_SECONDS', { API_KEY_CACHE_SECONDS: '11' }],
+    ['API_KEY_CACHE_SECONDS', { API_KEY_CACHE_SECONDS: '-1' }],
     ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'good-key,,other' }],
     ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'has space' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'https://api.example.com' }],

@@ -8,7 +8,7 @@ import { assertError } from './helpers/assertions.js'
 for (const store of testStores()) {
   describe(`error answers (${store})`, () => {
     test('When a path outside the API is unknown, then 404 not_found in the Error shape', async (t) => {
-      const { app } = await buildTestApp(t)
+      const { app } = await buildTestApp(t, { store })
 
       const res = await app.inject({ method: 'GET', url: '/nowhere?x=1' })
 
@@ -16,7 +16,7 @@ for (const store of testStores()) {
     })
 
     test('When a path under /v1 is unknown and the key is valid, then 404 not_found', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await app.app.inject({ method: 'GET', url: '/v1/pets/1/toys', headers: app.auth })
 
@@ -37,7 +37,7 @@ for (const store of testStores()) {
     ]
     for (const [method, url, allow] of notAllowed) {
       test(`When ${method} ${url} is called, then 405 with Allow: ${allow}`, async (t) => {
-        const app = await buildTestApp(t)
+        const app = await buildTestApp(t, { store })
         await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload: '{"name":"Rex","categoryId":1}' })
 
         const res = await app.app.inject({ method: method as 'PUT', url, headers: { ...app.auth, 'content-type': 'application/json' }, payload: '{"name":"Max","categoryId":2}' })
@@ -51,7 +51,7 @@ for (const store of testStores()) {
 
     for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml']) {
       test(`When POST ${url} is called without a key, then 405 (the route is public)`, async (t) => {
-        const { app } = await buildTestApp(t)
+        const { app } = await buildTestApp(t, { store })
 
         const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: '{}' })
 
@@ -61,7 +61,7 @@ for (const store of testStores()) {
     }
 
     test('When a method is not allowed, then 405 comes before the body is read', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       for (const [contentType, payload] of [['text/plain', 'hello'], ['application/json', '{bad'], ['application/json', 'x'.repeat(20_000)]]) {
         const res = await app.app.inject({ method: 'PUT', url: '/v1/pets/1', headers: { ...app.auth, 'content-type': contentType as string }, payload })
@@ -70,7 +70,7 @@ for (const store of testStores()) {
     })
 
     test('When a request is not valid HTTP, then the raw answer is still an Error body', async (t) => {
-      const { app } = await buildTestApp(t)
+      const { app } = await buildTestApp(t, { store })
       await app.listen({ port: 0, host: '127.0.0.1' })
       const { port } = app.server.address() as { port: number }
 
@@ -89,7 +89,7 @@ for (const store of testStores()) {
     })
 
     test('When a handler fails unexpectedly, then 500 internal_error without internals', async (t) => {
-      const { app } = await buildTestApp(t)
+      const { app } = await buildTestApp(t, { store })
       app.get('/explode', async () => { throw new Error('SQLITE_CORRUPT at /var/lib/secret/path.db: select * from pets') })
 
       const res = await app.inject({ method: 'GET', url: '/explode' })
@@ -100,7 +100,7 @@ for (const store of testStores()) {
     })
 
     test('When the URL cannot be decoded, then 400 invalid_request', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await app.app.inject({ method: 'GET', url: '/v1/pets/%zz', headers: app.auth })
 

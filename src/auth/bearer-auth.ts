@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import { ApiError } from '../errors.js'
+import type { ApiKeyRecord } from '../store/pet-store.js'
 import { hashApiKey, includesHashInConstantTime, parseBearer } from './api-keys.js'
 
 /** The key a request was authenticated with. */
@@ -18,7 +20,12 @@ declare module 'fastify' {
 export interface BearerAuthOptions {
   /** Keys from the environment, accepted besides the store's. */
   environmentKeys: readonly string[]
+  /** How long a found key is reused without asking the store (0: always ask); bounds how late a revocation bites. */
+  cacheMs: number
 }
+
+// bounds memory whatever the number of keys; each entry is a hash and a small record
+const MAX_CACHED_KEYS = 10_000
 
 // writing last_used_at on every request would turn each read into a write
 const LAST_USED_RESOLUTION_MS = 60_000
@@ -38,6 +45,18 @@ const MESSAGES = {
 export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions): void {
   const environmentHashes = options.environmentKeys.map((key) => Buffer.from(hashApiKey(key), 'hex'))
   const lastTouched = new Map<number, number>()
+  // only keys that were found: a key created a moment ago must work at once
+  const found = options.cacheMs > 0
+    ? new LRUCache<string, ApiKeyRecord>({ max: MAX_CACHED_KEYS, ttl: options.cacheMs, ttlResolution: 0, perf: app.clock })
+    : undefined
+
+  async function lookUp (hash: string): Promise<ApiKeyRecord | undefined> {
+    const cached = found?.get(hash)
+    if (cached !== undefined) return cached
+    const record = await app.store.findActiveApiKeyByHash(hash)
+    if (record !== undefined) found?.set(hash, record)
+    return record
+  }
 
   async function authenticate (request: FastifyRequest): Promise<AuthenticatedKey> {
     const bearer = parseBearer(request.headers.authorization)
@@ -50,7 +69,7 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       return { id: null, name: 'environment' }
     }
     // the lookup is by hash: timing can only reveal hash prefixes, which do not help find a key
-    const record = await app.store.findActiveApiKeyByHash(hash)
+    const record = await lookUp(hash)
     if (record === undefined) {
       throw new ApiError('unauthorized', MESSAGES.unknown, { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` })
     }

@@ -10,8 +10,8 @@ export const BOOTSTRAP_KEY_NAME = 'bootstrap'
  * restart. Only its hash is stored.
  */
 export async function createBootstrapKeyIfNone (store: PetStore, environmentKeys: readonly string[]): Promise<string | undefined> {
-  if (environmentKeys.length > 0 || await store.countApiKeys() > 0) return undefined
+  if (environmentKeys.length > 0) return undefined
   const key = generateApiKey()
-  await store.createApiKey(BOOTSTRAP_KEY_NAME, hashApiKey(key))
-  return key
+  // instances starting together on one database: only one of them creates (and prints) it
+  return await store.createFirstApiKey(BOOTSTRAP_KEY_NAME, hashApiKey(key)) === undefined ? undefined : key
 }

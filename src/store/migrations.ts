@@ -8,7 +8,7 @@ export interface Migration {
   sql: string
 }
 
-export type Dialect = 'sqlite'
+export type Dialect = 'sqlite' | 'postgres'
 
 // resolves the same from src/store and dist/store: both sit two levels below the package root
 const MIGRATIONS_ROOT = new URL('../../migrations/', import.meta.url)

@@ -1,12 +1,17 @@
 import type { DatabaseLocation } from '../config.js'
 import type { MigrationResult, PetStore } from './pet-store.js'
 
+export interface OpenStoreOptions {
+  /** Told about store failures that happen outside any call (e.g. a dropped idle connection). */
+  onBackgroundError?: (error: Error) => void
+}
+
 /**
  * Opens the store `DATABASE_URL` names and brings its schema up to date.
  * Each engine's module is loaded only when it is used.
  */
-export async function openStore (location: DatabaseLocation): Promise<{ store: PetStore, migration: MigrationResult }> {
-  const store = await createStore(location)
+export async function openStore (location: DatabaseLocation, options: OpenStoreOptions = {}): Promise<{ store: PetStore, migration: MigrationResult }> {
+  const store = await createStore(location, options)
   try {
     return { store, migration: await store.migrate() }
   } catch (error) {
@@ -15,12 +20,16 @@ export async function openStore (location: DatabaseLocation): Promise<{ store: P
   }
 }
 
-async function createStore (location: DatabaseLocation): Promise<PetStore> {
+async function createStore (location: DatabaseLocation, options: OpenStoreOptions): Promise<PetStore> {
   switch (location.kind) {
     case 'sqlite':
     case 'sqlite-memory': {
       const { SqlitePetStore } = await import('./sqlite-store.js')
       return new SqlitePetStore(location.kind === 'sqlite' ? { path: location.path } : { memory: true })
+    }
+    case 'postgres': {
+      const { PostgresPetStore } = await import('./postgres-store.js')
+      return new PostgresPetStore({ url: location.url, poolSize: location.poolSize, timeoutMs: location.timeoutMs, ...options })
     }
   }
 }

@@ -50,8 +50,11 @@ export interface PetStore {
   revokeApiKey (id: number): Promise<boolean>
   /** Records that a key was used; callers throttle it. */
   touchApiKey (id: number, usedAt: Date): Promise<void>
-  /** How many keys were ever created, revoked ones included. */
-  countApiKeys (): Promise<number>
+  /**
+   * Creates the key only if no key was ever created (revoked ones count), atomically
+   * even when several instances try at once; undefined when a key already existed.
+   */
+  createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
 
   /** Returns the setting, storing `initialValue` first if it is not set yet. */
   ensureSetting (name: string, initialValue: string): Promise<string>

@@ -116,8 +116,12 @@ export class SqlitePetStore implements PetStore {
     this.#run(() => this.#statements.touchApiKey.run(usedAt.toISOString(), id))
   }
 
-  async countApiKeys (): Promise<number> {
-    return this.#run(() => (this.#statements.countApiKeys.get() as { n: number }).n)
+  async createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined> {
+    // one statement holds SQLite's write lock from the check to the insert
+    return this.#run(() => {
+      const row = this.#statements.insertFirstApiKey.get(name, keyHash, new Date().toISOString()) as ApiKeyRow | undefined
+      return row === undefined ? undefined : rowToApiKey(row)
+    })
   }
 
   async ensureSetting (name: string, initialValue: string): Promise<string> {
@@ -207,7 +211,7 @@ function prepareStatements (db: Database.Database) {
     listApiKeys: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys ORDER BY id'),
     revokeApiKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-    countApiKeys: db.prepare('SELECT COUNT(*) AS n FROM api_keys'),
+    insertFirstApiKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING id, name, created_at, last_used_at, revoked_at'),
     insertSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
     findSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
     ping: db.prepare('SELECT 1')

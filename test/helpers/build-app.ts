@@ -1,34 +1,21 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp, type Clock } from '../../src/app.js'
 import { generateApiKey, hashApiKey } from '../../src/auth/api-keys.js'
 import { loadConfig, type Config } from '../../src/config.js'
+import { freshDatabaseUrl, type StoreKind } from './databases.js'
 
-/** The stores the suites run against; `TEST_STORES=sqlite` narrows them. */
-export type StoreKind = 'sqlite'
-
-export function testStores (): StoreKind[] {
-  const all: StoreKind[] = ['sqlite']
-  const wanted = process.env.TEST_STORES?.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  return wanted === undefined || wanted.length === 0 ? all : all.filter((kind) => wanted.includes(kind))
-}
-
-/** A fresh directory, removed when the test ends. */
-export async function tempDir (t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'petstore-test-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  return dir
-}
+export { testStores, type StoreKind } from './databases.js'
+export { tempDir } from './temp-dir.js'
 
 export interface TestAppOptions {
   /** Environment variables besides DATABASE_URL and LOG_LEVEL. */
   env?: Record<string, string>
   clock?: Clock
-  /** Reuse a database file (to test restarts); a fresh one by default. */
-  databasePath?: string
+  /** The engine of a fresh store (default sqlite); ignored with `databaseUrl`. */
+  store?: StoreKind
+  /** Reuse a store (to test restarts, or several instances on one database); a fresh one by default. */
+  databaseUrl?: string
   /** Create an API key in the store (default true). */
   withKey?: boolean
 }
@@ -36,17 +23,18 @@ export interface TestAppOptions {
 export interface TestApp {
   app: FastifyInstance
   config: Config
-  databasePath: string
+  /** The DATABASE_URL the app runs on. */
+  databaseUrl: string
   /** A valid key in the store ('' when withKey is false). */
   key: string
   /** `{ authorization: 'Bearer <key>' }`, ready to spread into inject headers. */
   auth: { authorization: string }
 }
 
-/** Builds the real app on its own SQLite file; closed when the test ends. */
+/** Builds the real app on its own store (a SQLite file or a PostgreSQL schema); closed when the test ends. */
 export async function buildTestApp (t: TestContext, options: TestAppOptions = {}): Promise<TestApp> {
-  const databasePath = options.databasePath ?? join(await tempDir(t), 'petstore.db')
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env, DATABASE_URL: `sqlite:${databasePath}` })
+  const databaseUrl = options.databaseUrl ?? await freshDatabaseUrl(t, options.store ?? 'sqlite')
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env, DATABASE_URL: databaseUrl })
   const app = await buildApp({ config, ...(options.clock === undefined ? {} : { clock: options.clock }) })
   t.after(() => app.close())
   let key = ''
@@ -54,7 +42,7 @@ export async function buildTestApp (t: TestContext, options: TestAppOptions = {}
     key = generateApiKey()
     await app.store.createApiKey('test', hashApiKey(key))
   }
-  return { app, config, databasePath, key, auth: { authorization: `Bearer ${key}` } }
+  return { app, config, databaseUrl, key, auth: { authorization: `Bearer ${key}` } }
 }
 
 /** POSTs `body`, serialized as JSON whatever its type, to /v1/pets. */

@@ -5,21 +5,21 @@ import { buildTestApp, testStores } from '../helpers/build-app.js'
 for (const store of testStores()) {
   describe(`health probes (${store})`, () => {
     test('When the process is up, then /healthz answers 200 without a key', async (t) => {
-      const { app } = await buildTestApp(t)
+      const { app } = await buildTestApp(t, { store })
       const res = await app.inject({ method: 'GET', url: '/healthz' })
       assert.equal(res.statusCode, 200)
       assert.deepEqual(res.json(), { status: 'ok' })
     })
 
     test('When the store answers, then /readyz answers 200 without a key', async (t) => {
-      const { app } = await buildTestApp(t)
+      const { app } = await buildTestApp(t, { store })
       const res = await app.inject({ method: 'GET', url: '/readyz' })
       assert.equal(res.statusCode, 200)
       assert.deepEqual(res.json(), { status: 'ready' })
     })
 
     test('When the store is gone, then /readyz and the API answer 503 Error bodies', async (t) => {
-      const test = await buildTestApp(t)
+      const test = await buildTestApp(t, { store })
       await test.app.ready()
       await test.app.store.close()
 

@@ -30,7 +30,7 @@ const INVALID_BODIES: Array<[string, unknown, string]> = [
 for (const store of testStores()) {
   describe(`POST /v1/pets (${store})`, () => {
     test('When a valid pet is posted, then it is created with 201, its id and a Location', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await postPet(app, { name: 'Rex', categoryId: 3, status: 'pending' })
 
@@ -44,7 +44,7 @@ for (const store of testStores()) {
     })
 
     test('When a pet is created without status, then it is available', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await postPet(app, { name: 'Rex', categoryId: 1 })
 
@@ -55,7 +55,7 @@ for (const store of testStores()) {
     })
 
     test('When values sit exactly on the limits, then they are accepted and returned unchanged', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
       const bodies = [
         { name: 'x'.repeat(100), categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' },
         { name: '🐕'.repeat(100), categoryId: -Number.MAX_SAFE_INTEGER, status: 'available' },
@@ -71,7 +71,7 @@ for (const store of testStores()) {
 
     for (const [problem, body, field] of INVALID_BODIES) {
       test(`When ${problem}, then 400 names "${field}" and nothing is created`, async (t) => {
-        const app = await buildTestApp(t)
+        const app = await buildTestApp(t, { store })
 
         const res = await postPet(app, body)
 
@@ -81,7 +81,7 @@ for (const store of testStores()) {
     }
 
     test('When categoryId is beyond 2^53 in the JSON text, then it is refused, never rounded', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
       for (const literal of ['9007199254740993', '9007199254740992', '-9007199254740993', '1e300']) {
         const res = await app.app.inject({
           method: 'POST',
@@ -103,7 +103,7 @@ for (const store of testStores()) {
     ]
     for (const [problem, payload, mention, code] of rawBodies) {
       test(`When ${problem}, then 400 ${code} and nothing is created`, async (t) => {
-        const app = await buildTestApp(t)
+        const app = await buildTestApp(t, { store })
 
         const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload })
 
@@ -113,7 +113,7 @@ for (const store of testStores()) {
     }
 
     test('When the body is deeply nested JSON, then it is refused with 400 and nothing is created', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
       const payload = `{"name":"Rex","categoryId":1,"extra":${'['.repeat(5000)}${']'.repeat(5000)}}`
 
       const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload })
@@ -123,7 +123,7 @@ for (const store of testStores()) {
     })
 
     test('When a duplicate key is sent, then the last value counts, as in JSON.parse', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload: '{"name":"A","name":"B","categoryId":1}' })
 
@@ -133,7 +133,7 @@ for (const store of testStores()) {
 
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x']) {
       test(`When the content type is ${contentType}, then 415 and nothing is created`, async (t) => {
-        const app = await buildTestApp(t)
+        const app = await buildTestApp(t, { store })
 
         const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': contentType }, payload: '{"name":"Rex","categoryId":1}' })
 
@@ -143,7 +143,7 @@ for (const store of testStores()) {
     }
 
     test('When the content type carries a charset, then the JSON body is accepted', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json; charset=utf-8' }, payload: '{"name":"Rex","categoryId":1}' })
 
@@ -151,7 +151,7 @@ for (const store of testStores()) {
     })
 
     test('When the body is over 16 KiB, then 413 and nothing is created', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await postPet(app, { name: 'Rex', categoryId: 1, padding: 'x'.repeat(16 * 1024) })
 
@@ -160,7 +160,7 @@ for (const store of testStores()) {
     })
 
     test('When 200 pets are created concurrently, then they get 200 distinct ids, each readable', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => postPet(app, { name: `pet ${i}`, categoryId: i })))
 
@@ -179,7 +179,7 @@ for (const store of testStores()) {
   describe(`POST /v1/pets refuses what JSON.parse would bend (${store})`, () => {
     for (const literal of ['1.0', '1.0000000000000001', '9007199254740990.6', '1e2', '2E0']) {
       test(`When categoryId is written ${literal}, then 400 names categoryId instead of rounding`, async (t) => {
-        const app = await buildTestApp(t)
+        const app = await buildTestApp(t, { store })
 
         const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload: `{"name":"Rex","categoryId":${literal}}` })
 
@@ -189,7 +189,7 @@ for (const store of testStores()) {
     }
 
     test('When a string value merely contains digits with a dot, then it is not mistaken for a number', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
 
       const res = await postPet(app, { name: 'Rex 1.0 "e2" \\ 3.5', categoryId: 4 })
 
@@ -199,7 +199,7 @@ for (const store of testStores()) {
 
     for (const [problem, name] of [['a control character', 'Re\u0000x'], ['a newline', 'Rex\n'], ['an unpaired surrogate', 'Rex\ud800'], ['only unpaired surrogates', '\ud800\udbff']]) {
       test(`When the name has ${problem}, then 400 names "name"`, async (t) => {
-        const app = await buildTestApp(t)
+        const app = await buildTestApp(t, { store })
 
         const res = await postPet(app, { name, categoryId: 1 })
 
@@ -209,7 +209,7 @@ for (const store of testStores()) {
     }
 
     test('When the body is not valid UTF-8, then 400 malformed_json and nothing is created', async (t) => {
-      const app = await buildTestApp(t)
+      const app = await buildTestApp(t, { store })
       const payload = Buffer.concat([Buffer.from('{"name":"R'), Buffer.from([0xe9]), Buffer.from('x","categoryId":1}')])
 
       const res = await app.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...app.auth, 'content-type': 'application/json' }, payload })

@@ -51,7 +51,7 @@ function assertDeprecationHeaders (res: LightMyRequestResponse, base: string = P
 for (const store of testStores()) {
   describe(`GET /v1/pets/{petId} (${store})`, () => {
     test('When the pet exists, then it is returned exactly as created, with the deprecation headers', async (t) => {
-      const api = await buildApi(t)
+      const api = await buildApi(t, { store })
       await createPet(api, { name: 'Other', categoryId: 9 })
       const created = await createPet(api, { name: 'Rex', categoryId: 3, status: 'pending' })
 
@@ -65,7 +65,7 @@ for (const store of testStores()) {
     })
 
     test('When the pet was created without status, then it is returned as available', async (t) => {
-      const api = await buildApi(t)
+      const api = await buildApi(t, { store })
       const created = await createPet(api, { name: 'Tom', categoryId: 1 })
 
       const res = await getPet(api, created.id)
@@ -75,7 +75,7 @@ for (const store of testStores()) {
     })
 
     test('When no pet has the id, then the answer is 404 pet_not_found with the deprecation headers', async (t) => {
-      const api = await buildApi(t)
+      const api = await buildApi(t, { store })
       const created = await createPet(api, { name: 'Rex', categoryId: 3 })
 
       const res = await getPet(api, created.id + 1)
@@ -86,7 +86,7 @@ for (const store of testStores()) {
 
     for (const [petId, what] of INVALID_IDS) {
       test(`When petId is ${what} (${petId}), then the answer is 400 invalid_request naming "petId" with the deprecation headers`, async (t) => {
-        const api = await buildApi(t)
+        const api = await buildApi(t, { store })
         await createPet(api, { name: 'Rex', categoryId: 3 })
 
         const res = await getPet(api, petId)
@@ -97,7 +97,7 @@ for (const store of testStores()) {
     }
 
     test('When no API key is sent, then the answer is 401 with the deprecation headers, even for an existing pet', async (t) => {
-      const api = await buildApi(t)
+      const api = await buildApi(t, { store })
       const created = await createPet(api, { name: 'Rex', categoryId: 3 })
 
       const res = await getPet(api, created.id, {})
@@ -108,7 +108,7 @@ for (const store of testStores()) {
     })
 
     test('When the request comes through the staging host, then the successor link points at the staging base URL', async (t) => {
-      const api = await buildApi(t)
+      const api = await buildApi(t, { store })
       const created = await createPet(api, { name: 'Rex', categoryId: 3 })
 
       const res = await getPet(api, created.id, { ...api.auth, host: 'staging.example.com' })
@@ -118,7 +118,7 @@ for (const store of testStores()) {
     })
 
     test('When the sunset instant has come, then an existing pet answers 410 gone with the deprecation headers', async (t) => {
-      const api = await buildApi(t, { clock: { now: () => SUNSET_MS } })
+      const api = await buildApi(t, { store, clock: { now: () => SUNSET_MS } })
       const created = await createPet(api, { name: 'Rex', categoryId: 3 })
 
       const res = await getPet(api, created.id)
@@ -128,7 +128,7 @@ for (const store of testStores()) {
     })
 
     test('When the sunset instant has come, then an unknown or malformed id also answers 410 gone', async (t) => {
-      const api = await buildApi(t, { clock: { now: () => SUNSET_MS } })
+      const api = await buildApi(t, { store, clock: { now: () => SUNSET_MS } })
 
       const unknown = await getPet(api, 12345)
       const malformed = await getPet(api, 'abc')
@@ -140,7 +140,7 @@ for (const store of testStores()) {
     })
 
     test('When the sunset has passed long ago, then the answer is still 410 gone', async (t) => {
-      const api = await buildApi(t, { clock: { now: () => Date.parse('2031-06-01T12:00:00Z') } })
+      const api = await buildApi(t, { store, clock: { now: () => Date.parse('2031-06-01T12:00:00Z') } })
       const created = await createPet(api, { name: 'Rex', categoryId: 3 })
 
       const res = await getPet(api, created.id)
@@ -150,7 +150,7 @@ for (const store of testStores()) {
     })
 
     test('When it is one millisecond before the sunset, then an existing pet still answers 200', async (t) => {
-      const api = await buildApi(t, { clock: { now: () => SUNSET_MS - 1 } })
+      const api = await buildApi(t, { store, clock: { now: () => SUNSET_MS - 1 } })
       const created = await createPet(api, { name: 'Rex', categoryId: 3 })
 
       const res = await getPet(api, created.id)
@@ -161,7 +161,7 @@ for (const store of testStores()) {
     })
 
     test('When HEAD is sent for an existing pet, then it answers 200 without a body', async (t) => {
-      const api = await buildApi(t)
+      const api = await buildApi(t, { store })
       const created = await createPet(api, { name: 'Rex', categoryId: 3 })
 
       const res = await api.app.inject({ method: 'HEAD', url: `/v1/pets/${created.id}`, headers: api.auth })

@@ -123,7 +123,7 @@ async function readCatalogue (api: TestApp): Promise<Pet[]> {
 for (const store of testStores()) {
   describe(`GET /v1/pets (${store})`, () => {
     test('When the catalogue is empty, then the answer is an empty array without a next link', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
 
       const res = await getPets(api)
 
@@ -134,7 +134,7 @@ for (const store of testStores()) {
     })
 
     test('When pets exist, then the body is a bare array of them ordered by id ascending', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 7)
 
       const res = await getPets(api)
@@ -149,7 +149,7 @@ for (const store of testStores()) {
     })
 
     test('When no limit is given, then 20 pets come back with a next link to the rest', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 25)
 
       const first = await getPets(api)
@@ -165,7 +165,7 @@ for (const store of testStores()) {
     })
 
     test('When limit is 1, then exactly one pet comes back with a next link', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 3)
 
       const res = await getPets(api, '?limit=1')
@@ -176,7 +176,7 @@ for (const store of testStores()) {
     })
 
     test('When limit is 100, then up to 100 pets come back in one page', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 101)
 
       const full = await getPets(api, '?limit=100')
@@ -192,7 +192,7 @@ for (const store of testStores()) {
 
     for (const [query, what] of INVALID_LIMITS) {
       test(`When limit is ${what} (${query}), then the answer is 400 invalid_request naming "limit"`, async (t) => {
-        const api = await buildTestApp(t)
+        const api = await buildTestApp(t, { store })
         await createPets(api, 2)
 
         const res = await getPets(api, `?${query}`)
@@ -203,7 +203,7 @@ for (const store of testStores()) {
     }
 
     test('When status is given, then only pets with that status come back, in id order', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 10, ['available', 'pending', 'sold', 'pending'])
 
       for (const status of STATUSES) {
@@ -215,7 +215,7 @@ for (const store of testStores()) {
     })
 
     test('When no pet has the requested status, then the answer is an empty array', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       await createPets(api, 3, ['available'])
 
       const res = await getPets(api, '?status=sold')
@@ -226,7 +226,7 @@ for (const store of testStores()) {
     })
 
     test('When status is not in the enum, then the answer is 400 invalid_request naming "status"', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       await createPets(api, 2)
 
       const res = await getPets(api, '?status=foo')
@@ -235,7 +235,7 @@ for (const store of testStores()) {
     })
 
     test('When the next links are followed, then every pet comes back exactly once and the last page has no link', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 11)
 
       const pages = await walkPages(api, '?limit=4')
@@ -246,7 +246,7 @@ for (const store of testStores()) {
     })
 
     test('When the next links are followed with a status filter, then every pet of that status comes back exactly once', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 20, ['pending', 'available', 'pending', 'sold'])
       const pending = created.filter((pet) => pet.status === 'pending')
 
@@ -259,7 +259,7 @@ for (const store of testStores()) {
     })
 
     test('When the matching pets fill the last page exactly, then that page has no next link', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 6)
 
       const pages = await walkPages(api, '?limit=3')
@@ -269,7 +269,7 @@ for (const store of testStores()) {
     })
 
     test('When more pets exist, then the next link starts with the configured public base URL', async (t) => {
-      const api = await buildTestApp(t, { env: BASE_URLS })
+      const api = await buildTestApp(t, { store, env: BASE_URLS })
       await createPets(api, 3)
 
       const res = await getPets(api, '?limit=2')
@@ -282,7 +282,7 @@ for (const store of testStores()) {
     })
 
     test('When the request comes through the staging host, then the next link starts with the staging base URL', async (t) => {
-      const api = await buildTestApp(t, { env: BASE_URLS })
+      const api = await buildTestApp(t, { store, env: BASE_URLS })
       await createPets(api, 3)
 
       const res = await getPets(api, '?limit=2', { host: 'staging.example.com' })
@@ -294,7 +294,7 @@ for (const store of testStores()) {
 
     for (const status of [undefined, 'available'] as const) {
       test(`When pets are added during and between page fetches${status === undefined ? '' : ` (status=${status})`}, then every pet that existed at the start comes back exactly once`, async (t) => {
-        const api = await buildTestApp(t)
+        const api = await buildTestApp(t, { store })
         const initial = (await createPets(api, 15)).filter((pet) => status === undefined || pet.status === status)
         let added = 0
         const addPets = async (count: number): Promise<void> => {
@@ -328,7 +328,7 @@ for (const store of testStores()) {
     }
 
     test('When the cursor is garbled, then the answer is 400 invalid_cursor', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       await createPets(api, 3)
 
       const res = await getPets(api, '?cursor=abc')
@@ -337,7 +337,7 @@ for (const store of testStores()) {
     })
 
     test('When one character of a real cursor\'s payload is changed, then the answer is 400 invalid_cursor', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       await createPets(api, 5)
       const cursor = findNextLink(await getPets(api, '?limit=2'))?.searchParams.get('cursor')
       assert.ok(cursor !== undefined && cursor !== null)
@@ -349,7 +349,7 @@ for (const store of testStores()) {
     })
 
     test('When a cursor\'s payload is re-encoded with another id and the old tag, then the answer is 400 invalid_cursor', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       const created = await createPets(api, 5)
       const cursor = findNextLink(await getPets(api, '?limit=2'))?.searchParams.get('cursor')
       assert.ok(cursor !== undefined && cursor !== null)
@@ -366,7 +366,7 @@ for (const store of testStores()) {
     })
 
     test('When a cursor is used with another status filter than it was issued for, then the answer is 400 invalid_cursor', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       await createPets(api, 9)
       const unfiltered = findNextLink(await getPets(api, '?limit=1'))?.searchParams.get('cursor')
       const available = findNextLink(await getPets(api, '?limit=1&status=available'))?.searchParams.get('cursor')
@@ -382,7 +382,7 @@ for (const store of testStores()) {
     })
 
     test('When unknown query parameters are sent, then they are ignored', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       await createPets(api, 5)
       const plain = await getPets(api, '?limit=2&status=available')
 
@@ -394,7 +394,7 @@ for (const store of testStores()) {
     })
 
     test('When list requests are made, accepted or rejected, then the catalogue is unchanged', async (t) => {
-      const api = await buildTestApp(t)
+      const api = await buildTestApp(t, { store })
       await createPets(api, 8)
       const before = await readCatalogue(api)
       const cursor = findNextLink(await getPets(api, '?limit=3'))?.searchParams.get('cursor')

@@ -6,24 +6,9 @@ import { loadConfig } from '../../src/config.js'
 import { SchemaTooNewError } from '../../src/store/migrations.js'
 import { openStore } from '../../src/store/open-store.js'
 import { SqlitePetStore } from '../../src/store/sqlite-store.js'
-import { buildTestApp, postPet, tempDir } from '../helpers/build-app.js'
+import { tempDir } from '../helpers/build-app.js'
 
 describe('SqlitePetStore', () => {
-  test('When the app is stopped and started again on the same file, then every pet and key is still there', async (t) => {
-    const first = await buildTestApp(t)
-    const created = []
-    for (let i = 0; i < 30; i++) created.push((await postPet(first, { name: `pet ${i}`, categoryId: i, status: i % 2 === 0 ? 'sold' : 'pending' })).json())
-    await first.app.close()
-
-    const second = await buildTestApp(t, { databasePath: first.databasePath, withKey: false })
-    const res = await second.app.inject({ method: 'GET', url: '/v1/pets?limit=100', headers: first.auth })
-
-    assert.equal(res.statusCode, 200)
-    assert.deepEqual(res.json(), created)
-    const one = await second.app.inject({ method: 'GET', url: `/v1/pets/${created[7].id}`, headers: first.auth })
-    assert.deepEqual(one.json(), created[7])
-  })
-
   test('When a file store is opened, then writes are durable: WAL with synchronous=FULL', async (t) => {
     const path = join(await tempDir(t), 'pets.db')
     const { store } = await openStore(loadConfig({ DATABASE_URL: `sqlite:${path}` }).database)

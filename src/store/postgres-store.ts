@@ -1,0 +1,307 @@
+import pg from 'pg'
+import { StoreUnavailableError } from '../errors.js'
+import type { Pet, PetStatus } from '../schemas/pet.js'
+import { loadMigrations, SchemaTooNewError } from './migrations.js'
+import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
+
+interface PetRow {
+  id: number
+  name: string
+  category_id: number
+  status: PetStatus
+}
+
+interface ApiKeyRow {
+  id: number
+  name: string
+  created_at: Date
+  last_used_at: Date | null
+  revoked_at: Date | null
+}
+
+export interface PostgresStoreOptions {
+  /** A libpq-style connection string (`postgres://…`); `options=-c search_path=…` selects a schema. */
+  url: string
+  /** Most connections this instance opens. */
+  poolSize: number
+  /** Longest wait for a connection, and separately for one query, before the store gives up. */
+  timeoutMs: number
+  /** Told about failures outside any call, e.g. an idle connection the server dropped. */
+  onBackgroundError?: (error: Error) => void
+}
+
+// Transaction-scoped advisory locks, one per purpose, keyed also by the schema so that
+// two deployments sharing a database in different schemas never wait on each other
+const LOCK_CLASS = 0x50530000 // "PS"
+const LOCKS = { migrations: LOCK_CLASS + 1, petIds: LOCK_CLASS + 2, firstApiKey: LOCK_CLASS + 3 } as const
+const lockSql = (purpose: number): string => `pg_advisory_xact_lock(${purpose}, hashtext(current_schema()))`
+
+const INT8_OID = 20
+
+/** int8 as a number when exactly representable, else as a bigint: never a silently rounded value. */
+export function parseInt8 (text: string): number | bigint {
+  const number = Number(text)
+  return Number.isSafeInteger(number) ? number : BigInt(text)
+}
+
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => oid === INT8_OID && format !== 'binary'
+    ? parseInt8
+    : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser']
+}
+
+// SQLSTATE classes where the database, not the query, is at fault: the client may retry
+// 08 connection, 53 resources, 57 operator intervention (incl. statement timeout), 40 rollbacks, 55P03 lock wait
+const UNAVAILABLE_SQLSTATE = /^(08|53|57|40|55P03|58)/
+// the driver's own failures: no connection, a timed-out connect or query, a closed pool
+const UNAVAILABLE_DRIVER_MESSAGE = /timeout|Connection terminated|not queryable|Cannot use a pool after calling end/i
+
+function isDatabaseError (error: unknown): error is pg.DatabaseError {
+  return error instanceof pg.DatabaseError
+}
+
+function toStoreError (error: unknown): unknown {
+  if (isDatabaseError(error)) {
+    return typeof error.code === 'string' && UNAVAILABLE_SQLSTATE.test(error.code)
+      ? new StoreUnavailableError(`PostgreSQL is unavailable (${error.code}: ${error.message})`, { cause: error })
+      : error
+  }
+  const code = (error as { code?: unknown } | undefined)?.code
+  // network errors from node:net (ECONNREFUSED, ETIMEDOUT, ECONNRESET…)
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new StoreUnavailableError(`PostgreSQL is unreachable (${code})`, { cause: error })
+  }
+  if (error instanceof Error && UNAVAILABLE_DRIVER_MESSAGE.test(error.message)) {
+    return new StoreUnavailableError(`PostgreSQL is unavailable (${error.message})`, { cause: error })
+  }
+  return error
+}
+
+function rowToPet (row: PetRow): Pet {
+  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
+}
+
+function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    revokedAt: row.revoked_at?.toISOString() ?? null
+  }
+}
+
+const PET_COLUMNS = 'id, name, category_id, status'
+const KEY_COLUMNS = 'id, name, created_at, last_used_at, revoked_at'
+
+// Named statements are parsed once per connection, then only bound and executed
+const SQL = {
+  // Ids are drawn and committed in one order (the lock is held until commit), so a reader
+  // never sees a pet whose id is above one still being inserted: keyset pages skip nothing
+  insertPet: {
+    name: 'petstore-insert-pet',
+    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.petIds)}) ` +
+      `INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM ordered RETURNING ${PET_COLUMNS}`
+  },
+  findPet: { name: 'petstore-find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1` },
+  listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },
+  listPetsByStatus: {
+    name: 'petstore-list-pets-by-status',
+    text: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`
+  },
+  findActiveApiKey: {
+    name: 'petstore-find-active-api-key',
+    text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`
+  },
+  touchApiKey: { name: 'petstore-touch-api-key', text: 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2' },
+  ping: { name: 'petstore-ping', text: 'SELECT 1' }
+} as const
+
+/**
+ * The shared store for several instances: one PostgreSQL database (or schema), reached
+ * through a bounded pool. A call that cannot get a connection, or whose query does not
+ * finish, within `timeoutMs` fails with {@link StoreUnavailableError} (a 503), and the pool
+ * opens fresh connections once the server is back.
+ */
+export class PostgresPetStore implements PetStore {
+  readonly description: string
+  readonly #options: PostgresStoreOptions
+  readonly #pool: pg.Pool
+  #closed = false
+
+  constructor (options: PostgresStoreOptions) {
+    this.#options = options
+    this.description = describe(options.url)
+    this.#pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize,
+      connectionTimeoutMillis: options.timeoutMs,
+      // the server cancels a slow statement; the client-side timeout also covers a silent network
+      statement_timeout: options.timeoutMs,
+      query_timeout: options.timeoutMs,
+      keepAlive: true,
+      application_name: 'petstore',
+      types
+    })
+    // an idle connection that the server or network drops emits here; unhandled, it would crash the process
+    this.#pool.on('error', (error) => { options.onBackgroundError?.(error) })
+  }
+
+  async createPet (pet: NewPetRecord): Promise<Pet> {
+    const rows = await this.#query<PetRow>(SQL.insertPet, [pet.name, pet.categoryId, pet.status])
+    return rowToPet(firstRow(rows))
+  }
+
+  async findPetById (id: number): Promise<Pet | undefined> {
+    const rows = await this.#query<PetRow>(SQL.findPet, [id])
+    return rows[0] === undefined ? undefined : rowToPet(rows[0])
+  }
+
+  async listPets (query: PetPageQuery): Promise<PetPage> {
+    const afterId = query.afterId ?? 0
+    // one row more than asked tells whether a next page exists
+    const rows = query.status === undefined
+      ? await this.#query<PetRow>(SQL.listPets, [afterId, query.limit + 1])
+      : await this.#query<PetRow>(SQL.listPetsByStatus, [query.status, afterId, query.limit + 1])
+    return { pets: rows.slice(0, query.limit).map(rowToPet), hasMore: rows.length > query.limit }
+  }
+
+  async createApiKey (name: string, keyHash: string): Promise<ApiKeyRecord> {
+    const rows = await this.#query<ApiKeyRow>(
+      { text: `INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3) RETURNING ${KEY_COLUMNS}` },
+      [name, keyHash, new Date()])
+    return rowToApiKey(firstRow(rows))
+  }
+
+  async createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined> {
+    return this.#transaction(async (client) => {
+      // instances starting together queue here; each then sees the others' committed keys
+      await client.query(`SELECT ${lockSql(LOCKS.firstApiKey)}`)
+      const result = await client.query<ApiKeyRow>(
+        `INSERT INTO api_keys (name, key_hash, created_at) SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${KEY_COLUMNS}`,
+        [name, keyHash, new Date()])
+      return result.rows[0] === undefined ? undefined : rowToApiKey(result.rows[0])
+    })
+  }
+
+  async findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const rows = await this.#query<ApiKeyRow>(SQL.findActiveApiKey, [keyHash])
+    return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
+  }
+
+  async listApiKeys (): Promise<ApiKeyRecord[]> {
+    return (await this.#query<ApiKeyRow>({ text: `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY id` }, [])).map(rowToApiKey)
+  }
+
+  async revokeApiKey (id: number): Promise<boolean> {
+    const rows = await this.#query<{ id: number }>(
+      { text: 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id' }, [new Date(), id])
+    return rows.length === 1
+  }
+
+  async touchApiKey (id: number, usedAt: Date): Promise<void> {
+    await this.#query(SQL.touchApiKey, [usedAt, id])
+  }
+
+  async ensureSetting (name: string, initialValue: string): Promise<string> {
+    // two statements: the second one's snapshot sees a value another instance committed meanwhile
+    await this.#query({ text: 'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING' }, [name, initialValue])
+    return firstRow(await this.#query<{ value: string }>({ text: 'SELECT value FROM settings WHERE name = $1' }, [name])).value
+  }
+
+  async migrate (): Promise<MigrationResult> {
+    // its own connection without the pool's timeouts: a migration, or waiting for another
+    // instance's, may take longer than a request may
+    const client = new pg.Client({ connectionString: this.#options.url, connectionTimeoutMillis: this.#options.timeoutMs, application_name: 'petstore-migrate', types })
+    client.on('error', (error) => { this.#options.onBackgroundError?.(error) })
+    try {
+      await client.connect()
+      return await migrateWith(client)
+    } catch (error) {
+      throw toStoreError(error)
+    } finally {
+      await client.end()
+    }
+  }
+
+  async ping (): Promise<void> {
+    await this.#query(SQL.ping, [])
+  }
+
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#pool.end()
+  }
+
+  async #query<R extends pg.QueryResultRow = Record<string, unknown>>(statement: { name?: string, text: string }, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.#pool.query<R>({ ...statement, values })).rows
+    } catch (error) {
+      throw toStoreError(error)
+    }
+  }
+
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      client = await this.#pool.connect()
+    } catch (error) {
+      throw toStoreError(error)
+    }
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      client.release()
+      return result
+    } catch (error) {
+      // a connection in an unknown state is not given back to the pool
+      client.release(error instanceof Error ? error : true)
+      throw toStoreError(error)
+    }
+  }
+}
+
+async function migrateWith (client: pg.Client): Promise<MigrationResult> {
+  const migrations = loadMigrations('postgres')
+  await client.query('BEGIN')
+  try {
+    const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema')
+    if (rows[0]?.schema == null) throw new Error('the search_path names no schema that exists; create the schema first')
+    // every instance starting at once waits here; the first applies, the others then find nothing to do
+    await client.query(`SELECT ${lockSql(LOCKS.migrations)}`)
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`)
+    const current = firstRow((await client.query<{ v: number }>('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations')).rows).v
+    const latest = migrations.length
+    if (current > latest) throw new SchemaTooNewError(current, latest)
+    const applied: string[] = []
+    for (const migration of migrations.slice(current)) {
+      await client.query(migration.sql)
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+      applied.push(migration.name)
+    }
+    await client.query('COMMIT')
+    return { version: Math.max(current, latest), applied }
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  }
+}
+
+function firstRow<R> (rows: R[]): R {
+  const row = rows[0]
+  if (row === undefined) throw new Error('the statement returned no row')
+  return row
+}
+
+/** The connection string without password or parameters, for logs. */
+function describe (url: string): string {
+  const parsed = new URL(url)
+  const user = parsed.username === '' ? '' : `${parsed.username}@`
+  return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`
+}

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import pg from 'pg'
+import { tempDir } from './temp-dir.js'
+
+/** The stores the suites run against. */
+export type StoreKind = 'sqlite' | 'postgres'
+
+/** The PostgreSQL server the PostgreSQL suites use; unset, they are skipped. */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL?.trim() === '' ? undefined : process.env.TEST_DATABASE_URL?.trim()
+
+export const POSTGRES_SKIPPED = 'PostgreSQL suites skipped: TEST_DATABASE_URL is not set. ' +
+  'To run them: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test'
+
+/**
+ * SQLite always; PostgreSQL when TEST_DATABASE_URL is set. `TEST_STORES=sqlite` (or
+ * `postgres`) narrows the list.
+ */
+export function testStores (): StoreKind[] {
+  const all: StoreKind[] = TEST_DATABASE_URL === undefined ? ['sqlite'] : ['sqlite', 'postgres']
+  const wanted = process.env.TEST_STORES?.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  return wanted === undefined || wanted.length === 0 ? all : all.filter((kind) => wanted.includes(kind))
+}
+
+/** Options for `test`/`describe` that skip a PostgreSQL-only suite, saying why, without a server. */
+export function requiresPostgres (): { skip: string | false } {
+  return { skip: TEST_DATABASE_URL === undefined ? POSTGRES_SKIPPED : false }
+}
+
+/** The test server's URL; throws in a suite that forgot {@link requiresPostgres}. */
+export function testDatabaseUrl (): string {
+  if (TEST_DATABASE_URL === undefined) throw new Error(POSTGRES_SKIPPED)
+  return TEST_DATABASE_URL
+}
+
+/** Runs `work` on a fresh connection to the test server, then closes it. */
+export async function withPostgres<T> (work: (client: pg.Client) => Promise<T>, url = testDatabaseUrl()): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** `url` with its search_path set to `schema`, the way an operator would select one. */
+export function withSearchPath (url: string, schema: string): string {
+  const parsed = new URL(url)
+  parsed.searchParams.set('options', `-c search_path=${schema}`)
+  return parsed.toString()
+}
+
+/**
+ * A DATABASE_URL for a store no other test touches: a new SQLite file, or a new
+ * PostgreSQL schema that is dropped when the test ends.
+ */
+export async function freshDatabaseUrl (t: TestContext, kind: StoreKind): Promise<string> {
+  if (kind === 'sqlite') return `sqlite:${join(await tempDir(t), 'petstore.db')}`
+  const schema = `petstore_test_${randomBytes(6).toString('hex')}`
+  await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`))
+  t.after(() => withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)))
+  return withSearchPath(testDatabaseUrl(), schema)
+}
+
+/** Runs `work` on a connection to the database (and schema) `databaseUrl` names; PostgreSQL only. */
+export async function withDatabase<T> (databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withPostgres(work, databaseUrl)
+}
+
+/** Every cell of every table of a store, as text: to prove what is (and is not) stored. */
+export async function readAllCells (databaseUrl: string): Promise<Array<{ table: string, column: string, value: string }>> {
+  const rows: Array<{ table: string, row: Record<string, unknown> }> = []
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { default: Database } = await import('better-sqlite3')
+    const db = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true })
+    try {
+      const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((row) => row.name)
+      for (const table of tables) {
+        for (const row of db.prepare(`SELECT * FROM "${table}"`).all() as Array<Record<string, unknown>>) rows.push({ table, row })
+      }
+    } finally {
+      db.close()
+    }
+  } else {
+    await withDatabase(databaseUrl, async (client) => {
+      const tables = (await client.query<{ name: string }>(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")).rows
+      for (const { name } of tables) {
+        for (const row of (await client.query(`SELECT * FROM "${name}"`)).rows as Array<Record<string, unknown>>) rows.push({ table: name, row })
+      }
+    })
+  }
+  return rows.flatMap(({ table, row }) => Object.entries(row).map(([column, value]) => ({ table, column, value: String(value) })))
+}
