@@ -94,3 +94,19 @@ export async function readAllCells (databaseUrl: string): Promise<Array<{ table:
   }
   return rows.flatMap(({ table, row }) => Object.entries(row).map(([column, value]) => ({ table, column, value: String(value) })))
 }
+
+/** Runs one SQL statement on the store `databaseUrl` names (SQLite file or PostgreSQL schema). */
+export async function execSql (databaseUrl: string, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { default: Database } = await import('better-sqlite3')
+    const db = new Database(databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
+    try {
+      // PostgreSQL's $1, $2… placeholders, so that one statement serves both engines
+      const statement = db.prepare(sql.replace(/\$\d+/g, '?'))
+      return statement.reader ? statement.all(...params) as Array<Record<string, unknown>> : (statement.run(...params), [])
+    } finally {
+      db.close()
+    }
+  }
+  return withDatabase(databaseUrl, async (client) => (await client.query(sql, params)).rows as Array<Record<string, unknown>>)
+}

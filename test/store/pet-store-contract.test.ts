@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict'
+import { describe, test, type TestContext } from 'node:test'
+import { loadConfig } from '../../src/config.js'
+import { SchemaTooNewError } from '../../src/store/migrations.js'
+import { openStore } from '../../src/store/open-store.js'
+import type { MigrationResult, PetStore } from '../../src/store/pet-store.js'
+import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
+
+/** A migrated store on a fresh database, closed when the test ends. */
+async function openFresh (t: TestContext, kind: StoreKind, databaseUrl?: string): Promise<{ store: PetStore, migration: MigrationResult, databaseUrl: string }> {
+  const url = databaseUrl ?? await freshDatabaseUrl(t, kind)
+  const { store, migration } = await openStore(loadConfig({ DATABASE_URL: url }).database)
+  t.after(() => store.close())
+  return { store, migration, databaseUrl: url }
+}
+
+// What every PetStore promises, whatever its engine
+for (const kind of testStores()) {
+  describe(`PetStore contract (${kind})`, () => {
+    test('When migrate runs twice, then the second run applies nothing', async (t) => {
+      const first = await openFresh(t, kind)
+      assert.ok(first.migration.applied.length >= 1)
+
+      const second = await openFresh(t, kind, first.databaseUrl)
+
+      assert.deepEqual(second.migration, { version: first.migration.version, applied: [] })
+    })
+
+    test('When several openers migrate one empty database at once, then the migrations are applied exactly once', async (t) => {
+      const databaseUrl = await freshDatabaseUrl(t, kind)
+
+      const opened = await Promise.all(Array.from({ length: 5 }, async () => openFresh(t, kind, databaseUrl)))
+
+      const applied = opened.map(({ migration }) => migration.applied.length)
+      assert.equal(applied.filter((count) => count > 0).length, 1, `applied per opener: ${applied.join(', ')}`)
+      const rows = await execSql(databaseUrl, 'SELECT version FROM schema_migrations ORDER BY version')
+      assert.deepEqual(rows.map((row) => Number(row.version)), Array.from({ length: opened[0]!.migration.version }, (_, i) => i + 1))
+    })
+
+    test('When the database was migrated by a newer release, then opening it is refused with a clear message', async (t) => {
+      const { store, migration, databaseUrl } = await openFresh(t, kind)
+      await store.close()
+      await execSql(databaseUrl, 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
+        [migration.version + 1, '9999_future.sql', new Date().toISOString()])
+
+      await assert.rejects(openStore(loadConfig({ DATABASE_URL: databaseUrl }).database), (error: unknown) => {
+        assert.ok(error instanceof SchemaTooNewError)
+        assert.match(error.message, new RegExp(`version ${migration.version + 1}, newer than this petstore release knows \\(${migration.version}\\)`))
+        return true
+      })
+    })
+
+    test('When a page is asked for, then it starts after afterId, honours the filter and says whether more exist', async (t) => {
+      const { store } = await openFresh(t, kind)
+      const statuses = ['available', 'sold', 'available', 'pending', 'available'] as const
+      const pets = []
+      for (const [i, status] of statuses.entries()) pets.push(await store.createPet({ name: `p${i}`, categoryId: i, status }))
+
+      assert.deepEqual(await store.listPets({ limit: 2 }), { pets: pets.slice(0, 2), hasMore: true })
+      assert.deepEqual(await store.listPets({ limit: 2, afterId: pets[3]!.id }), { pets: pets.slice(4), hasMore: false })
+      assert.deepEqual(await store.listPets({ limit: 2, status: 'available' }), { pets: [pets[0], pets[2]], hasMore: true })
+      assert.deepEqual(await store.listPets({ limit: 2, status: 'available', afterId: pets[2]!.id }), { pets: [pets[4]], hasMore: false })
+    })
+
+    test('When ids and category ids are at the edge of exact JavaScript integers, then they round-trip as numbers', async (t) => {
+      const { store } = await openFresh(t, kind)
+
+      const low = await store.createPet({ name: 'low', categoryId: -Number.MAX_SAFE_INTEGER, status: 'sold' })
+      const high = await store.createPet({ name: 'high', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' })
+
+      assert.deepEqual(await store.findPetById(low.id), { id: low.id, name: 'low', categoryId: -Number.MAX_SAFE_INTEGER, status: 'sold' })
+      assert.deepEqual(await store.findPetById(high.id), { id: high.id, name: 'high', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' })
+      assert.equal(typeof high.id, 'number')
+    })
+
+    test('When a setting is ensured twice, then the first value wins', async (t) => {
+      const { store } = await openFresh(t, kind)
+
+      assert.equal(await store.ensureSetting('s', 'first'), 'first')
+      assert.equal(await store.ensureSetting('s', 'second'), 'first')
+    })
+
+    test('When instances race to create the first key, then exactly one key is created', async (t) => {
+      const { databaseUrl } = await openFresh(t, kind)
+      const stores = await Promise.all(Array.from({ length: 4 }, async () => (await openFresh(t, kind, databaseUrl)).store))
+
+      const created = await Promise.all(stores.map(async (store, i) => store.createFirstApiKey('bootstrap', `hash-${i}`)))
+
+      assert.equal(created.filter((record) => record !== undefined).length, 1)
+      assert.equal((await stores[0]!.listApiKeys()).length, 1)
+    })
+
+    test('When a key was ever created, even if revoked since, then no first key is created', async (t) => {
+      const { store } = await openFresh(t, kind)
+      const key = await store.createApiKey('old', 'hash-old')
+      assert.equal(await store.revokeApiKey(key.id), true)
+
+      assert.equal(await store.createFirstApiKey('bootstrap', 'hash-new'), undefined)
+      assert.equal(await store.findActiveApiKeyByHash('hash-new'), undefined)
+    })
+
+    test('When a key is revoked, then look-ups miss it, revoking it again reports false, and it is listed as revoked', async (t) => {
+      const { store } = await openFresh(t, kind)
+      const key = await store.createApiKey('ci', 'hash-ci')
+      assert.equal((await store.findActiveApiKeyByHash('hash-ci'))?.id, key.id)
+
+      assert.equal(await store.revokeApiKey(key.id), true)
+
+      assert.equal(await store.findActiveApiKeyByHash('hash-ci'), undefined)
+      assert.equal(await store.revokeApiKey(key.id), false)
+      const [listed] = await store.listApiKeys()
+      assert.match(listed?.revokedAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      assert.match(listed?.createdAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    })
+  })
+}
