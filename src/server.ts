@@ -20,10 +20,10 @@ async function start (config: Config): Promise<void> {
   const weakKeys = config.apiKeys.filter((key) => key.length < MIN_RECOMMENDED_KEY_LENGTH).length
   if (weakKeys > 0) app.log.warn(`PETSTORE_API_KEYS has ${weakKeys} key(s) shorter than ${MIN_RECOMMENDED_KEY_LENGTH} characters; use npx petstore keys create for strong keys`)
 
+  // before listening, so the key works on the first request the server answers
+  const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)
   await app.listen({ port: config.port, host: config.host })
   app.log.info({ store: app.store.description }, 'petstore ready')
-
-  const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)
   if (key !== undefined) printBootstrapKey(key, config)
 }
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import Database from 'better-sqlite3'
 import { tempDir } from './helpers/build-app.js'
+import { execSql, freshDatabaseUrl, requiresPostgres, testStores } from './helpers/databases.js'
 import { openSocket, readResponse, serverProcesses, within } from './helpers/processes.js'
 
 const KEY = /petstore_[A-Za-z0-9_-]{43}/g
@@ -17,13 +17,8 @@ function environmentKey (): string {
   return `env-${randomBytes(24).toString('base64url')}`
 }
 
-function countApiKeys (databasePath: string): number {
-  const db = new Database(databasePath, { readonly: true, fileMustExist: true })
-  try {
-    return (db.prepare('SELECT COUNT(*) AS n FROM api_keys').get() as { n: number }).n
-  } finally {
-    db.close()
-  }
+async function countApiKeys (databaseUrl: string): Promise<number> {
+  return Number((await execSql(databaseUrl, 'SELECT COUNT(*) AS n FROM api_keys'))[0]?.n)
 }
 
 async function createPet (baseUrl: string, key: string, pet: Record<string, unknown>): Promise<Response> {
@@ -34,143 +29,179 @@ async function createPet (baseUrl: string, key: string, pet: Record<string, unkn
   })
 }
 
-describe('server process', () => {
-  describe('bootstrap key', () => {
-    test('When the first start finds no key anywhere, then it prints one key with a one-line curl example, and that key works', async (t) => {
-      const servers = serverProcesses(t)
-      const databasePath = join(await tempDir(t), 'petstore.db')
+for (const store of testStores()) {
+  describe(`server process (${store})`, () => {
+    describe('bootstrap key', () => {
+      test('When the first start finds no key anywhere, then it prints one key with a one-line curl example, and that key works', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
 
-      const server = await servers.start({ DATABASE_URL: `sqlite:${databasePath}` })
-      const [, curlKey, curlUrl] = await server.waitForStdout(CURL_EXAMPLE)
+        const server = await servers.start({ DATABASE_URL: databaseUrl })
+        const [, curlKey, curlUrl] = await server.waitForStdout(CURL_EXAMPLE)
 
-      const printed = new Set(server.stdout.match(KEY))
-      assert.equal(printed.size, 1, `expected exactly one key, got:\n${server.stdout}`)
-      assert.ok(curlKey !== undefined && printed.has(curlKey))
-      assert.equal(curlUrl, `${server.baseUrl}/v1/pets`)
-      assert.doesNotMatch(server.stderr, KEY)
-      const res = await fetch(curlUrl, { headers: bearer(curlKey) })
-      assert.equal(res.status, 200)
-      assert.deepEqual(await res.json(), [])
+        const printed = new Set(server.stdout.match(KEY))
+        assert.equal(printed.size, 1, `expected exactly one key, got:\n${server.stdout}`)
+        assert.ok(curlKey !== undefined && printed.has(curlKey))
+        assert.equal(curlUrl, `${server.baseUrl}/v1/pets`)
+        assert.doesNotMatch(server.stderr, KEY)
+        const res = await fetch(curlUrl, { headers: bearer(curlKey) })
+        assert.equal(res.status, 200)
+        assert.deepEqual(await res.json(), [])
+      })
+
+      test('When the server starts again on the same database, then it prints no new key and the first one still works', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+        const first = await servers.start({ DATABASE_URL: databaseUrl })
+        const [, key = ''] = await first.waitForStdout(CURL_EXAMPLE)
+        assert.equal((await first.stop()).code, 0)
+
+        const second = await servers.start({ DATABASE_URL: databaseUrl })
+        const res = await fetch(`${second.baseUrl}/v1/pets`, { headers: bearer(key) })
+        const exit = await second.stop()
+
+        assert.equal(res.status, 200)
+        assert.equal(exit.code, 0)
+        assert.doesNotMatch(second.stdout, KEY)
+        assert.doesNotMatch(second.stdout, /curl/)
+        assert.equal(await countApiKeys(databaseUrl), 1)
+      })
+
+      test('When every key was revoked, then a restart mints no new key', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+        const first = await servers.start({ DATABASE_URL: databaseUrl })
+        const [, key = ''] = await first.waitForStdout(CURL_EXAMPLE)
+        assert.equal((await first.stop()).code, 0)
+        await execSql(databaseUrl, 'UPDATE api_keys SET revoked_at = $1', [new Date().toISOString()])
+
+        const second = await servers.start({ DATABASE_URL: databaseUrl })
+        const res = await fetch(`${second.baseUrl}/v1/pets`, { headers: bearer(key) })
+        const exit = await second.stop()
+
+        assert.equal(res.status, 401)
+        assert.equal(exit.code, 0)
+        assert.doesNotMatch(second.stdout, KEY)
+        assert.equal(await countApiKeys(databaseUrl), 1)
+      })
+
+      test('When PETSTORE_API_KEYS is set on a fresh database, then no key is created and the environment key works', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+        const key = environmentKey()
+
+        const server = await servers.start({ DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: key })
+        const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: bearer(key) })
+        const exit = await server.stop()
+
+        assert.equal(res.status, 200)
+        assert.equal(exit.code, 0)
+        assert.doesNotMatch(server.stdout, KEY)
+        assert.equal(await countApiKeys(databaseUrl), 0)
+      })
     })
 
-    test('When the server starts again on the same database, then it prints no new key and the first one still works', async (t) => {
-      const servers = serverProcesses(t)
-      const databasePath = join(await tempDir(t), 'petstore.db')
-      const first = await servers.start({ DATABASE_URL: `sqlite:${databasePath}` })
-      const [, key = ''] = await first.waitForStdout(CURL_EXAMPLE)
-      assert.equal((await first.stop()).code, 0)
-
-      const second = await servers.start({ DATABASE_URL: `sqlite:${databasePath}` })
-      const res = await fetch(`${second.baseUrl}/v1/pets`, { headers: bearer(key) })
-      const exit = await second.stop()
-
-      assert.equal(res.status, 200)
-      assert.equal(exit.code, 0)
-      assert.doesNotMatch(second.stdout, KEY)
-      assert.doesNotMatch(second.stdout, /curl/)
-      assert.equal(countApiKeys(databasePath), 1)
-    })
-
-    test('When every key was revoked, then a restart mints no new key', async (t) => {
-      const servers = serverProcesses(t)
-      const databasePath = join(await tempDir(t), 'petstore.db')
-      const first = await servers.start({ DATABASE_URL: `sqlite:${databasePath}` })
-      const [, key = ''] = await first.waitForStdout(CURL_EXAMPLE)
-      assert.equal((await first.stop()).code, 0)
-      const db = new Database(databasePath)
-      db.prepare('UPDATE api_keys SET revoked_at = ?').run(new Date().toISOString())
-      db.close()
-
-      const second = await servers.start({ DATABASE_URL: `sqlite:${databasePath}` })
-      const res = await fetch(`${second.baseUrl}/v1/pets`, { headers: bearer(key) })
-      const exit = await second.stop()
-
-      assert.equal(res.status, 401)
-      assert.equal(exit.code, 0)
-      assert.doesNotMatch(second.stdout, KEY)
-      assert.equal(countApiKeys(databasePath), 1)
-    })
-
-    test('When PETSTORE_API_KEYS is set on a fresh database, then no key is created and the environment key works', async (t) => {
-      const servers = serverProcesses(t)
-      const databasePath = join(await tempDir(t), 'petstore.db')
-      const key = environmentKey()
-
-      const server = await servers.start({ DATABASE_URL: `sqlite:${databasePath}`, PETSTORE_API_KEYS: key })
-      const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: bearer(key) })
-      const exit = await server.stop()
-
-      assert.equal(res.status, 200)
-      assert.equal(exit.code, 0)
-      assert.doesNotMatch(server.stdout, KEY)
-      assert.equal(countApiKeys(databasePath), 0)
-    })
-  })
-
-  describe('shutdown and restart', () => {
-    test('When SIGTERM arrives during a request, then that request gets its full 201, new connections are refused and the process exits 0', async (t) => {
-      const servers = serverProcesses(t)
-      const databasePath = join(await tempDir(t), 'petstore.db')
-      const key = environmentKey()
-      const server = await servers.start({ DATABASE_URL: `sqlite:${databasePath}`, PETSTORE_API_KEYS: key })
-      const body = JSON.stringify({ name: 'Slow Sender 01', categoryId: 7 })
-      assert.equal(Buffer.byteLength(body), 40)
-      const socket = await openSocket(server.port)
-      t.after(() => { socket.destroy() })
-      const response = readResponse(socket)
-      socket.write(`POST /v1/pets HTTP/1.1\r\nhost: 127.0.0.1:${server.port}\r\nauthorization: Bearer ${key}\r\n` +
+    describe('shutdown and restart', () => {
+      test('When SIGTERM arrives during a request, then that request gets its full 201, new connections are refused and the process exits 0', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+        const key = environmentKey()
+        const server = await servers.start({ DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: key })
+        const body = JSON.stringify({ name: 'Slow Sender 01', categoryId: 7 })
+        assert.equal(Buffer.byteLength(body), 40)
+        const socket = await openSocket(server.port)
+        t.after(() => { socket.destroy() })
+        const response = readResponse(socket)
+        socket.write(`POST /v1/pets HTTP/1.1\r\nhost: 127.0.0.1:${server.port}\r\nauthorization: Bearer ${key}\r\n` +
         'content-type: application/json\r\ncontent-length: 40\r\n\r\n' + body.slice(0, 15))
-      await server.waitForStdout(/"incoming request".*"url":"\/v1\/pets"|"url":"\/v1\/pets".*"incoming request"/)
+        await server.waitForStdout(/"incoming request".*"url":"\/v1\/pets"|"url":"\/v1\/pets".*"incoming request"/)
 
-      server.child.kill('SIGTERM')
-      await server.waitForStdout(/shutting down/)
-      const refused = await refusedWithin(server.port, 5_000)
-      socket.write(body.slice(15))
-      const answer = await response
-      const exit = await server.waitForExit(10_000)
+        server.child.kill('SIGTERM')
+        await server.waitForStdout(/shutting down/)
+        const refused = await refusedWithin(server.port, 5_000)
+        socket.write(body.slice(15))
+        const answer = await response
+        const exit = await server.waitForExit(10_000)
 
-      assert.equal(refused, true, 'a new connection was still accepted after SIGTERM')
-      assert.equal(answer.status, 201)
-      assert.match(answer.headers['content-type'] ?? '', /^application\/json/)
-      const pet = JSON.parse(answer.body) as Record<string, unknown>
-      assert.deepEqual({ ...pet, id: undefined }, { id: undefined, name: 'Slow Sender 01', categoryId: 7, status: 'available' })
-      assert.equal(answer.headers.location, `/v1/pets/${String(pet.id)}`)
-      assert.deepEqual(exit, { code: 0, signal: null })
-    })
+        assert.equal(refused, true, 'a new connection was still accepted after SIGTERM')
+        assert.equal(answer.status, 201)
+        assert.match(answer.headers['content-type'] ?? '', /^application\/json/)
+        const pet = JSON.parse(answer.body) as Record<string, unknown>
+        assert.deepEqual({ ...pet, id: undefined }, { id: undefined, name: 'Slow Sender 01', categoryId: 7, status: 'available' })
+        assert.equal(answer.headers.location, `/v1/pets/${String(pet.id)}`)
+        assert.deepEqual(exit, { code: 0, signal: null })
+      })
 
-    test('When pets were created before a restart, then they are there after it', async (t) => {
-      const servers = serverProcesses(t)
-      const databasePath = join(await tempDir(t), 'petstore.db')
-      const key = environmentKey()
-      const env = { DATABASE_URL: `sqlite:${databasePath}`, PETSTORE_API_KEYS: key }
-      const first = await servers.start(env)
-      const created = await createPet(first.baseUrl, key, { name: 'Rex', categoryId: 3, status: 'pending' })
-      assert.equal(created.status, 201)
-      const pet = await created.json() as { id: number }
-      assert.equal((await first.stop()).code, 0)
+      test('When pets were created before a restart, then they are there after it', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+        const key = environmentKey()
+        const env = { DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: key }
+        const first = await servers.start(env)
+        const created = await createPet(first.baseUrl, key, { name: 'Rex', categoryId: 3, status: 'pending' })
+        assert.equal(created.status, 201)
+        const pet = await created.json() as { id: number }
+        assert.equal((await first.stop()).code, 0)
 
-      const second = await servers.start(env)
-      const res = await fetch(`${second.baseUrl}/v1/pets/${pet.id}`, { headers: bearer(key) })
+        const second = await servers.start(env)
+        const res = await fetch(`${second.baseUrl}/v1/pets/${pet.id}`, { headers: bearer(key) })
 
-      assert.equal(res.status, 200)
-      assert.deepEqual(await res.json(), pet)
+        assert.equal(res.status, 200)
+        assert.deepEqual(await res.json(), pet)
+      })
     })
   })
+}
 
-  describe('configuration', () => {
-    test('When PORT is not a number, then the process exits 1 with a single stderr line naming PORT', async (t) => {
-      const servers = serverProcesses(t)
-      const databasePath = join(await tempDir(t), 'petstore.db')
+describe('server process: configuration', () => {
+  test('When PORT is not a number, then the process exits 1 with a single stderr line naming PORT', async (t) => {
+    const servers = serverProcesses(t)
+    const databaseUrl = `sqlite:${join(await tempDir(t), 'petstore.db')}`
 
-      const server = await servers.spawn({ DATABASE_URL: `sqlite:${databasePath}`, PORT: 'abc' })
-      const exit = await server.waitForExit(15_000)
+    const server = await servers.spawn({ DATABASE_URL: databaseUrl, PORT: 'abc' })
+    const exit = await server.waitForExit(15_000)
 
-      assert.equal(exit.code, 1)
-      const lines = server.stderr.trimEnd().split('\n')
-      assert.equal(lines.length, 1, `expected one line, got:\n${server.stderr}`)
-      assert.match(lines[0] ?? '', /\bPORT\b/)
-      assert.doesNotMatch(server.stdout, KEY)
-    })
+    assert.equal(exit.code, 1)
+    const lines = server.stderr.trimEnd().split('\n')
+    assert.equal(lines.length, 1, `expected one line, got:\n${server.stderr}`)
+    assert.match(lines[0] ?? '', /\bPORT\b/)
+    assert.doesNotMatch(server.stdout, KEY)
+  })
+})
+
+describe('server process: PostgreSQL at start-up', () => {
+  test('When PostgreSQL cannot be reached at start, then the process exits 1 with one line naming the database', async (t) => {
+    const servers = serverProcesses(t)
+
+    // port 1 on loopback: nothing listens, so the connection is refused at once
+    const server = await servers.spawn({ DATABASE_URL: 'postgres://petstore:s3cret@127.0.0.1:1/petstore', DATABASE_TIMEOUT_MS: '1000' })
+    const exit = await server.waitForExit(15_000)
+
+    assert.equal(exit.code, 1)
+    const lines = server.stderr.trimEnd().split('\n')
+    assert.equal(lines.length, 1, `expected one line, got:\n${server.stderr}`)
+    assert.match(lines[0] ?? '', /could not start: postgres:\/\/petstore@127\.0\.0\.1:1\/petstore: PostgreSQL is unreachable \(ECONNREFUSED\)/)
+    assert.doesNotMatch(server.stdout + server.stderr, /s3cret/)
+  })
+})
+
+describe('server process: several instances', requiresPostgres(), () => {
+  test('When two servers start at once on one empty PostgreSQL schema, then exactly one key is created and printed, and it works on both', async (t) => {
+    const servers = serverProcesses(t)
+    const databaseUrl = await freshDatabaseUrl(t, 'postgres')
+
+    const started = await Promise.all([servers.start({ DATABASE_URL: databaseUrl }), servers.start({ DATABASE_URL: databaseUrl })])
+    await Promise.any(started.map(async (server) => server.waitForStdout(CURL_EXAMPLE)))
+    // the key goes out right after listening: give a second, wrong, key time to show up too
+    await new Promise((resolve) => setTimeout(resolve, 300))
+
+    const printed = started.flatMap((server) => server.stdout.match(KEY) ?? [])
+    assert.equal(new Set(printed).size, 1, `expected one key across both servers, got ${printed.length}`)
+    assert.equal(await countApiKeys(databaseUrl), 1)
+    for (const server of started) {
+      const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: bearer(printed[0] ?? '') })
+      assert.equal(res.status, 200)
+    }
   })
 })
 

@@ -218,7 +218,10 @@ export class PostgresPetStore implements PetStore {
       await client.connect()
       return await migrateWith(client)
     } catch (error) {
-      throw toStoreError(error)
+      const mapped = toStoreError(error)
+      // at start-up this is the message the operator reads: say which database
+      if (mapped instanceof StoreUnavailableError) mapped.message = `${this.description}: ${mapped.message}`
+      throw mapped
     } finally {
       await client.end()
     }

@@ -36,7 +36,7 @@ export function testDatabaseUrl (): string {
 
 /** Runs `work` on a fresh connection to the test server, then closes it. */
 export async function withPostgres<T> (work: (client: pg.Client) => Promise<T>, url = testDatabaseUrl()): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
   await client.connect()
   try {
     return await work(client)

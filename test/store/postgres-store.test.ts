@@ -47,16 +47,16 @@ describe('PostgresPetStore', requiresPostgres(), () => {
   test('When pets are created concurrently through two pools, then every listing is a prefix of the final one (ids commit in order)', async (t) => {
     const databaseUrl = await freshDatabaseUrl(t, 'postgres')
     const [a, b] = [await openOn(t, databaseUrl), await openOn(t, databaseUrl)] as const
-    let writing = true
+    const writers = new AbortController()
     const seen: number[][] = []
     const reader = (async () => {
-      while (writing) seen.push((await b.listPets({ limit: 1000 })).pets.map((pet) => pet.id))
+      while (!writers.signal.aborted) seen.push((await b.listPets({ limit: 1000 })).pets.map((pet) => pet.id))
     })()
 
     await Promise.all(Array.from({ length: 16 }, async (_, writer) => {
       for (let i = 0; i < 25; i++) await (writer % 2 === 0 ? a : b).createPet({ name: `w${writer}-${i}`, categoryId: writer, status: 'available' })
     }))
-    writing = false
+    writers.abort()
     await reader
 
     const final = (await a.listPets({ limit: 1000 })).pets.map((pet) => pet.id)
