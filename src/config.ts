@@ -38,6 +38,17 @@ export interface Config {
   readonly apiKeyCacheMs: number
 }
 
+/** How long SQLite waits for another connection's write lock before the request gets a 503. */
+export const SQLITE_BUSY_TIMEOUT_MS = 250
+
+/**
+ * The longest a request waits on an unreachable or locked store before it is answered 503:
+ * PostgreSQL waits up to the timeout for a connection, then up to the timeout for the query.
+ */
+export function storeWaitBoundMs (database: DatabaseLocation): number {
+  return database.kind === 'postgres' ? 2 * database.timeoutMs : SQLITE_BUSY_TIMEOUT_MS
+}
+
 /** A setting is missing or wrong; the message names the variable. */
 export class ConfigError extends Error {
   constructor (readonly variable: string, problem: string) {

@@ -55,6 +55,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Sent with every 503: the outage is usually brief, and clients that honour it spread their retries. */
+export const RETRY_AFTER = { 'retry-after': '1' } as const
+
 /** The store cannot be reached or is not ready; the request may be retried. */
 export class StoreUnavailableError extends Error {
   constructor (message: string, options?: ErrorOptions) {
@@ -137,7 +140,7 @@ export const BODY_LIMIT_BYTES = 16 * 1024
 /** Maps any failure to an {@link ApiError}; unknown failures become internal_error. */
 export function toApiError (error: unknown): ApiError {
   if (error instanceof ApiError) return error
-  if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable')
+  if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable', undefined, RETRY_AFTER)
   const fastifyError = error as Partial<FastifyError> | undefined
   if (fastifyError?.validation !== undefined && fastifyError.validation.length > 0) {
     return new ApiError('invalid_request', describeValidationIssue(fastifyError.validationContext ?? 'request', fastifyError.validation[0] as ValidationIssue))

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
-import type { Config } from './config.js'
+import { storeWaitBoundMs, type Config } from './config.js'
 import { BODY_LIMIT_BYTES, ERROR_CODES } from './errors.js'
 import { PET_NAME_MAX_LENGTH } from './schemas/pet.js'
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from './schemas/query.js'
@@ -20,14 +20,18 @@ declare module 'fastify' {
 
 export const API_VERSION = '1.0.0'
 
-const DESCRIPTION = `Keeps a store's catalogue of animals over HTTP with JSON bodies.
+/** The API's description; the revocation delay depends on the deployment's key cache. */
+function describeApi (config: Config): string {
+  const revocation = config.apiKeyCacheMs === 0
+    ? 'a revoked key stops working at once'
+    : `a revoked key stops working within ${config.apiKeyCacheMs / 1000} s on every instance`
+  return `Keeps a store's catalogue of animals over HTTP with JSON bodies.
 
 ## Authentication
 Every operation needs \`Authorization: Bearer <API key>\` (the scheme name is case-insensitive).
 A missing, malformed, unknown or revoked key is answered with 401 and \`WWW-Authenticate: Bearer\`
 before anything else is looked at, so an unauthenticated request learns nothing about pets or
-about its own body. Operators issue and revoke keys with \`npx petstore keys …\`; a revoked key
-stops working at once.
+about its own body. Operators issue and revoke keys with \`npx petstore keys …\`; ${revocation}.
 
 ## Errors
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
@@ -56,7 +60,14 @@ parameters are ignored.
 ## Deprecation
 \`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030: its answers carry
 \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link: <…/v1/pets>; rel="successor-version"\`,
-and from the sunset instant on it answers 410 \`gone\`. Use \`GET /pets\` with the \`status\` filter.`
+and from the sunset instant on it answers 410 \`gone\`. Use \`GET /pets\` with the \`status\` filter.
+
+## Availability
+When the database cannot be reached, operations answer 503 \`service_unavailable\` with
+\`Retry-After: 1\` within a bounded time (${storeWaitBoundMs(config.database) / 1000} s at most here) instead of hanging, and the
+service recovers by itself when the database is back. A 503 to \`POST /pets\` does not tell whether
+the pet was stored: list the catalogue before creating it again.`
+}
 
 /** Registers @fastify/swagger; it builds the document from the schemas of the routes registered after it. */
 export async function registerOpenApi (app: FastifyInstance, config: Config): Promise<void> {
@@ -65,7 +76,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet Store', version: API_VERSION, description: DESCRIPTION },
+      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config) },
       servers,
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ApiError } from '../errors.js'
+import { ApiError, RETRY_AFTER } from '../errors.js'
 import { unversionedServers } from '../openapi.js'
-import { errorResponse } from '../schemas/responses.js'
+import { errorResponse, RETRY_AFTER_HEADER } from '../schemas/responses.js'
 import { allowOnly } from './method-not-allowed.js'
 
 const StatusSchema = Type.Object({ status: Type.String() }, { additionalProperties: false })
@@ -27,7 +27,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Readiness: the store answers',
       response: {
         200: { ...StatusSchema, description: 'The store answers: `{"status":"ready"}`.' },
-        503: errorResponse('The store does not answer (`service_unavailable`).')
+        503: errorResponse('The store does not answer (`service_unavailable`).', { 'Retry-After': RETRY_AFTER_HEADER })
       }
     }
   }, async (request) => {
@@ -35,7 +35,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
       await app.store.ping()
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
-      throw new ApiError('service_unavailable', 'The store is not reachable.')
+      throw new ApiError('service_unavailable', 'The store is not reachable.', RETRY_AFTER)
     }
     return { status: 'ready' }
   })

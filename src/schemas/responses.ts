@@ -15,6 +15,12 @@ export const WWW_AUTHENTICATE_HEADER: HeaderSpec = {
   example: 'Bearer realm="petstore"'
 }
 
+export const RETRY_AFTER_HEADER: HeaderSpec = {
+  type: 'string',
+  description: 'Seconds to wait before retrying (RFC 9110): always `1` on a 503.',
+  example: '1'
+}
+
 /** The schema of an Error answer with its description and headers. */
 export function errorResponse (description: string, headers?: Record<string, HeaderSpec>) {
   return { ...Type.Ref(ErrorSchema), description, ...(headers === undefined ? {} : { headers }) }
@@ -25,6 +31,6 @@ export function commonErrorResponses (headers?: Record<string, HeaderSpec>) {
   return {
     401: errorResponse('Missing, malformed, unknown or revoked API key (`unauthorized`).', { ...headers, 'WWW-Authenticate': WWW_AUTHENTICATE_HEADER }),
     500: errorResponse('Unexpected failure (`internal_error`); the message carries no internals.', headers),
-    503: errorResponse('The store is unreachable (`service_unavailable`); retry later.', headers)
+    503: errorResponse('The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds.', { ...headers, 'Retry-After': RETRY_AFTER_HEADER })
   }
 }

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { SQLITE_BUSY_TIMEOUT_MS } from '../config.js'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet, PetStatus } from '../schemas/pet.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
@@ -20,9 +21,6 @@ interface ApiKeyRow {
   last_used_at: string | null
   revoked_at: string | null
 }
-
-/** How long a statement waits for another connection's write lock before giving up. */
-export const BUSY_TIMEOUT_MS = 250
 
 // failures of the engine or the disk rather than of the query: the client may retry
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|NOMEM|READONLY|PROTOCOL)/
@@ -61,7 +59,7 @@ export class SqlitePetStore implements PetStore {
     this.#db.pragma('foreign_keys = ON')
     // the CLI and the server may write the same file at once; a wait blocks the event loop,
     // so it is short, and a longer lock becomes a 503 the client can retry
-    this.#db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+    this.#db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
   }
 
   // prepared on first use, because preparing needs the tables that migrate() creates
