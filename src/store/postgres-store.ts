@@ -36,6 +36,9 @@ const LOCK_CLASS = 0x50530000 // "PS"
 const LOCKS = { migrations: LOCK_CLASS + 1, petIds: LOCK_CLASS + 2, firstApiKey: LOCK_CLASS + 3 } as const
 const lockSql = (purpose: number): string => `pg_advisory_xact_lock(${purpose}, hashtext(current_schema()))`
 
+/** Longest a start-up migration step (or the wait for another instance's migration) may take. */
+export const MIGRATION_TIMEOUT_MS = 5 * 60_000
+
 const INT8_OID = 20
 
 /** int8 as a number when exactly representable, else as a bigint: never a silently rounded value. */
@@ -210,9 +213,16 @@ export class PostgresPetStore implements PetStore {
   }
 
   async migrate (): Promise<MigrationResult> {
-    // its own connection without the pool's timeouts: a migration, or waiting for another
-    // instance's, may take longer than a request may
-    const client = new pg.Client({ connectionString: this.#options.url, connectionTimeoutMillis: this.#options.timeoutMs, application_name: 'petstore-migrate', types })
+    // its own connection with a longer bound than a request's: a migration, or waiting for
+    // another instance's, may take a while, but a silent network must not hang start-up forever
+    const client = new pg.Client({
+      connectionString: this.#options.url,
+      connectionTimeoutMillis: this.#options.timeoutMs,
+      query_timeout: MIGRATION_TIMEOUT_MS,
+      keepAlive: true,
+      application_name: 'petstore-migrate',
+      types
+    })
     client.on('error', (error) => { this.#options.onBackgroundError?.(error) })
     try {
       await client.connect()
