@@ -10,7 +10,7 @@ const USAGE = `Usage: petstore <command>
 Commands:
   keys create --name <name>   create an API key and print it (shown only this once)
   keys list                   list keys: id, name, created, last used, revoked
-  keys revoke <id>            revoke a key; it stops working at once
+  keys revoke <id>            revoke a key; running instances reject it within API_KEY_CACHE_SECONDS
   migrate                     bring the database schema up to date
 
 The database is the one DATABASE_URL names (default sqlite:./data/petstore.db).`
@@ -40,7 +40,7 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
           : `${store.description}: applied ${migration.applied.join(', ')}; schema now at version ${migration.version}`)
         return 0
       }
-      return await runKeys(store, rest, out, err)
+      return await runKeys(store, config.apiKeyCacheMs, rest, out, err)
     } finally {
       await store.close()
     }
@@ -58,7 +58,7 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
   }
 }
 
-async function runKeys (store: PetStore, args: string[], out: Output, err: Output): Promise<number> {
+async function runKeys (store: PetStore, cacheMs: number, args: string[], out: Output, err: Output): Promise<number> {
   const [action, ...rest] = args
   switch (action) {
     case 'create': {
@@ -82,7 +82,7 @@ async function runKeys (store: PetStore, args: string[], out: Output, err: Outpu
         err(`petstore: no active key has id ${id}`)
         return 1
       }
-      out(`Revoked API key ${id}; it no longer authenticates.`)
+      out(`Revoked API key ${id}; running instances reject it ${cacheMs === 0 ? 'from their next request' : `within ${cacheMs / 1000} s`} (API_KEY_CACHE_SECONDS).`)
       return 0
     }
     default:

@@ -53,8 +53,10 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
   async function lookUp (hash: string): Promise<ApiKeyRecord | undefined> {
     const cached = found?.get(hash)
     if (cached !== undefined) return cached
+    // the entry ages from before the look-up: a revocation committed while it ran still bites in time
+    const start = app.clock.now()
     const record = await app.store.findActiveApiKeyByHash(hash)
-    if (record !== undefined) found?.set(hash, record)
+    if (record !== undefined) found?.set(hash, record, { start })
     return record
   }
 
