@@ -1,15 +1,9 @@
 import pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
-import type { Pet, PetStatus } from '../schemas/pet.js'
+import type { Pet } from '../schemas/pet.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
-
-interface PetRow {
-  id: number
-  name: string
-  category_id: number
-  status: PetStatus
-}
+import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
 
 interface ApiKeyRow {
   id: number
@@ -80,10 +74,6 @@ function toStoreError (error: unknown): unknown {
   return error
 }
 
-function rowToPet (row: PetRow): Pet {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
-}
-
 function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   return {
     id: row.id,
@@ -94,7 +84,6 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   }
 }
 
-const PET_COLUMNS = 'id, name, category_id, status'
 const KEY_COLUMNS = 'id, name, created_at, last_used_at, revoked_at'
 
 // Named statements are parsed once per connection, then only bound and executed

@@ -3,16 +3,10 @@ import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { SQLITE_BUSY_TIMEOUT_MS } from '../config.js'
 import { StoreUnavailableError } from '../errors.js'
-import type { Pet, PetStatus } from '../schemas/pet.js'
+import type { Pet } from '../schemas/pet.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
-
-interface PetRow {
-  id: number
-  name: string
-  category_id: number
-  status: PetStatus
-}
+import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
 
 interface ApiKeyRow {
   id: number
@@ -24,10 +18,6 @@ interface ApiKeyRow {
 
 // failures of the engine or the disk rather than of the query: the client may retry
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|NOMEM|READONLY|PROTOCOL)/
-
-function rowToPet (row: PetRow): Pet {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
-}
 
 function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   return { id: row.id, name: row.name, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at }
@@ -198,12 +188,11 @@ function toStoreError (error: unknown, open: boolean): unknown {
 
 // the inferred return type names every statement
 function prepareStatements (db: Database.Database) {
-  const petColumns = 'id, name, category_id, status'
   return {
-    insertPet: db.prepare(`INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${petColumns}`),
-    findPet: db.prepare(`SELECT ${petColumns} FROM pets WHERE id = ?`),
-    listPets: db.prepare(`SELECT ${petColumns} FROM pets WHERE id > ? ORDER BY id LIMIT ?`),
-    listPetsByStatus: db.prepare(`SELECT ${petColumns} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
+    insertPet: db.prepare(`INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`),
+    findPet: db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`),
+    listPets: db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`),
+    listPetsByStatus: db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
     insertApiKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) RETURNING id, name, created_at, last_used_at, revoked_at'),
     findActiveApiKey: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
     listApiKeys: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys ORDER BY id'),
