@@ -301,9 +301,10 @@ function firstRow<R> (rows: R[]): R {
   return row
 }
 
-/** The connection string without password or parameters, for logs. */
+/** The connection string without password or parameters (but with a chosen schema), for logs. */
 function describe (url: string): string {
   const parsed = new URL(url)
   const user = parsed.username === '' ? '' : `${parsed.username}@`
-  return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`
+  const schema = /search_path\s*=\s*([^\s,]+)/.exec(parsed.searchParams.get('options') ?? '')?.[1]
+  return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}${schema === undefined ? '' : ` (schema ${schema})`}`
 }

@@ -71,13 +71,13 @@ describe('PostgresPetStore', requiresPostgres(), () => {
     await assert.rejects(openStore(loadConfig({ DATABASE_URL: url }).database), /search_path names no schema that exists/)
   })
 
-  test('When the store describes itself, then the description names host and database but never the password', async (t) => {
+  test('When the store describes itself, then the description names host, database and schema but never the password', async (t) => {
     const url = new URL(await freshDatabaseUrl(t, 'postgres'))
     url.password = 's3cret'
     // trust authentication ignores the password, so this connects
     const store = await openOn(t, url.toString())
 
-    assert.match(store.description, /^postgres(ql)?:\/\/postgres@127\.0\.0\.1:5432\/test$/)
+    assert.match(store.description, /^postgres(ql)?:\/\/postgres@127\.0\.0\.1:5432\/test \(schema petstore_test_[0-9a-f]+\)$/)
     assert.doesNotMatch(store.description, /s3cret/)
   })
 })
