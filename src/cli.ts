@@ -10,7 +10,8 @@ const USAGE = `Usage: petstore <command>
 Commands:
   keys create --name <name>   create an API key and print it (shown only this once)
   keys list                   list keys: id, name, created, last used, revoked
-  keys revoke <id>            revoke a key; running instances reject it within API_KEY_CACHE_SECONDS
+  keys revoke <id>            revoke a key; running instances reject it within their
+                              API_KEY_CACHE_SECONDS (default 5 s on PostgreSQL, 0 on SQLite)
   migrate                     bring the database schema up to date
 
 The database is the one DATABASE_URL names (default sqlite:./data/petstore.db).`
@@ -40,7 +41,7 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
           : `${store.description}: applied ${migration.applied.join(', ')}; schema now at version ${migration.version}`)
         return 0
       }
-      return await runKeys(store, config.apiKeyCacheMs, rest, out, err)
+      return await runKeys(store, rest, out, err)
     } finally {
       await store.close()
     }
@@ -58,7 +59,7 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
   }
 }
 
-async function runKeys (store: PetStore, cacheMs: number, args: string[], out: Output, err: Output): Promise<number> {
+async function runKeys (store: PetStore, args: string[], out: Output, err: Output): Promise<number> {
   const [action, ...rest] = args
   switch (action) {
     case 'create': {
@@ -78,11 +79,12 @@ async function runKeys (store: PetStore, cacheMs: number, args: string[], out: O
     case 'revoke': {
       const [id, ...extra] = rest
       if (id === undefined || !/^\d+$/.test(id) || extra.length > 0) throw new UsageError('keys revoke needs the numeric id of a key (see keys list)')
-      if (!await store.revokeApiKey(Number(id))) {
+      // an id beyond 2^53 − 1 names no key on any store (ids stop there)
+      if (!Number.isSafeInteger(Number(id)) || !await store.revokeApiKey(Number(id))) {
         err(`petstore: no active key has id ${id}`)
         return 1
       }
-      out(`Revoked API key ${id}; running instances reject it ${cacheMs === 0 ? 'from their next request' : `within ${cacheMs / 1000} s`} (API_KEY_CACHE_SECONDS).`)
+      out(`Revoked API key ${id}; running instances reject it within their API_KEY_CACHE_SECONDS (default 5 s on PostgreSQL, 0 on SQLite).`)
       return 0
     }
     default:

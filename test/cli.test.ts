@@ -145,11 +145,13 @@ for (const store of testStores()) {
         const cli = await cliOnFreshDatabase(t, store)
         await createKey(cli, 'ci')
 
-        const result = await cli.run('keys', 'revoke', '999')
+        for (const id of ['999', '99999999999999999999']) {
+          const result = await cli.run('keys', 'revoke', id)
 
-        assert.equal(result.code, 1)
-        assert.equal(result.stdout, '')
-        assert.match(result.stderr, /no active key has id 999/)
+          assert.equal(result.code, 1)
+          assert.equal(result.stdout, '')
+          assert.equal(result.stderr, `petstore: no active key has id ${id}\n`)
+        }
       })
     })
 

@@ -6,7 +6,7 @@ import type { Pet, PetStatus } from '../src/schemas/pet.js'
 import { loadMigrations } from '../src/store/migrations.js'
 import { assertError } from './helpers/assertions.js'
 import { buildTestApp, listAllPets, postPet, type TestApp } from './helpers/build-app.js'
-import { freshDatabaseUrl, requiresPostgres, withDatabase } from './helpers/databases.js'
+import { freshDatabaseUrl, requiresPostgres, withPostgres } from './helpers/databases.js'
 import { childEnv, runCli } from './helpers/processes.js'
 
 // Several service instances on one PostgreSQL database: each TestApp below has its own
@@ -235,8 +235,8 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
 
   test('When two instances start at once on an empty schema, then the schema is migrated exactly once and both serve requests', async (t) => {
     const databaseUrl = await freshDatabaseUrl(t, 'postgres')
-    const tablesBefore = await withDatabase(databaseUrl, async (client) =>
-      (await client.query('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')).rows)
+    const tablesBefore = await withPostgres(async (client) =>
+      (await client.query('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()')).rows, databaseUrl)
     assert.deepEqual(tablesBefore, [], 'the schema starts empty')
 
     const [a, b] = await Promise.all([
@@ -244,12 +244,12 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
       buildTestApp(t, { databaseUrl, withKey: false })
     ])
 
-    const migrations = await withDatabase(databaseUrl, async (client) =>
-      (await client.query<{ version: number, name: string }>('SELECT version, name FROM schema_migrations ORDER BY version, name')).rows)
+    const migrations = await withPostgres(async (client) =>
+      (await client.query<{ version: number, name: string }>('SELECT version, name FROM schema_migrations ORDER BY version, name')).rows, databaseUrl)
     assert.deepEqual(migrations, loadMigrations('postgres').map(({ version, name }) => ({ version, name })),
       'each migration is recorded exactly once')
-    const secrets = await withDatabase(databaseUrl, async (client) =>
-      (await client.query<{ count: string }>("SELECT count(*)::text AS count FROM settings WHERE name = 'cursor_secret'")).rows)
+    const secrets = await withPostgres(async (client) =>
+      (await client.query<{ count: string }>("SELECT count(*)::text AS count FROM settings WHERE name = 'cursor_secret'")).rows, databaseUrl)
     assert.deepEqual(secrets, [{ count: '1' }], 'one cursor secret for both instances')
 
     const key = 'petstore_multi-instance-start-key'

@@ -48,8 +48,9 @@ const types: pg.CustomTypesConfig = {
 }
 
 // SQLSTATE classes where the database, not the query, is at fault: the client may retry
-// 08 connection, 53 resources, 57 operator intervention (incl. statement timeout), 40 rollbacks, 55P03 lock wait
-const UNAVAILABLE_SQLSTATE = /^(08|53|57|40|55P03|58)/
+// 08 connection, 53 resources, 57 operator intervention (incl. statement timeout), 40 rollbacks,
+// 55P03 lock wait, 58 system error, 25006 read-only (a primary turned standby during a failover)
+const UNAVAILABLE_SQLSTATE = /^(08|53|57|40|55P03|58|25006)/
 // the driver's own failures: no connection, a timed-out connect or query, a closed pool
 const UNAVAILABLE_DRIVER_MESSAGE = /timeout|Connection terminated|not queryable|Cannot use a pool after calling end/i
 
@@ -57,15 +58,16 @@ function isDatabaseError (error: unknown): error is pg.DatabaseError {
   return error instanceof pg.DatabaseError
 }
 
-function toStoreError (error: unknown): unknown {
+/** Maps a driver or server failure to {@link StoreUnavailableError} when retrying may help; other errors pass through. */
+export function toStoreError (error: unknown): unknown {
   if (isDatabaseError(error)) {
     return typeof error.code === 'string' && UNAVAILABLE_SQLSTATE.test(error.code)
       ? new StoreUnavailableError(`PostgreSQL is unavailable (${error.code}: ${error.message})`, { cause: error })
       : error
   }
   const code = (error as { code?: unknown } | undefined)?.code
-  // network errors from node:net (ECONNREFUSED, ETIMEDOUT, ECONNRESET…)
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+  // network and name-resolution errors from node (ECONNREFUSED, ETIMEDOUT, ECONNRESET, EAI_AGAIN…)
+  if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) {
     return new StoreUnavailableError(`PostgreSQL is unreachable (${code})`, { cause: error })
   }
   if (error instanceof Error && UNAVAILABLE_DRIVER_MESSAGE.test(error.message)) {
@@ -207,7 +209,10 @@ export class PostgresPetStore implements PetStore {
     const client = new pg.Client({
       connectionString: this.#options.url,
       connectionTimeoutMillis: this.#options.timeoutMs,
-      query_timeout: MIGRATION_TIMEOUT_MS,
+      // the server cancels a step (or the wait for the lock) that runs too long; the client-side
+      // bound, a little later, only ends a wait on a network that went silent
+      statement_timeout: MIGRATION_TIMEOUT_MS,
+      query_timeout: MIGRATION_TIMEOUT_MS + 5_000,
       keepAlive: true,
       application_name: 'petstore-migrate',
       types
@@ -215,14 +220,16 @@ export class PostgresPetStore implements PetStore {
     client.on('error', (error) => { this.#options.onBackgroundError?.(error) })
     try {
       await client.connect()
-      return await migrateWith(client)
+      const result = await migrateWith(client)
+      await client.end()
+      return result
     } catch (error) {
+      // not awaited: on a dead network closing can hang, and the server rolls back when the session ends
+      client.end().catch(() => {})
       const mapped = toStoreError(error)
       // at start-up this is the message the operator reads: say which database
       if (mapped instanceof StoreUnavailableError) mapped.message = `${this.description}: ${mapped.message}`
       throw mapped
-    } finally {
-      await client.end()
     }
   }
 
@@ -269,8 +276,11 @@ async function migrateWith (client: pg.Client): Promise<MigrationResult> {
   const migrations = loadMigrations('postgres')
   await client.query('BEGIN')
   try {
-    const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema')
+    const { rows } = await client.query<{ schema: string | null, encoding: string }>(
+      "SELECT current_schema() AS schema, current_setting('server_encoding') AS encoding")
     if (rows[0]?.schema == null) throw new Error('the search_path names no schema that exists; create the schema first')
+    // any other encoding cannot hold every name a client may send: those creates would fail
+    if (rows[0].encoding !== 'UTF8') throw new Error(`the database encoding is ${rows[0].encoding}; petstore needs a UTF8 database (CREATE DATABASE … ENCODING 'UTF8')`)
     // every instance starting at once waits here; the first applies, the others then find nothing to do
     await client.query(`SELECT ${lockSql(LOCKS.migrations)}`)
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -290,7 +300,8 @@ async function migrateWith (client: pg.Client): Promise<MigrationResult> {
     await client.query('COMMIT')
     return { version: Math.max(current, latest), applied }
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
+    // after a server-side error the session still answers; after a driver error it may not
+    if (isDatabaseError(error) || error instanceof SchemaTooNewError) await client.query('ROLLBACK').catch(() => {})
     throw error
   }
 }

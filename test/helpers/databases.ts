@@ -34,7 +34,7 @@ export function testDatabaseUrl (): string {
   return TEST_DATABASE_URL
 }
 
-/** Runs `work` on a fresh connection to the test server, then closes it. */
+/** Runs `work` on a fresh connection to `url` (the test server by default), then closes it. */
 export async function withPostgres<T> (work: (client: pg.Client) => Promise<T>, url = testDatabaseUrl()): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
   await client.connect()
@@ -64,11 +64,6 @@ export async function freshDatabaseUrl (t: TestContext, kind: StoreKind): Promis
   return withSearchPath(testDatabaseUrl(), schema)
 }
 
-/** Runs `work` on a connection to the database (and schema) `databaseUrl` names; PostgreSQL only. */
-export async function withDatabase<T> (databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  return withPostgres(work, databaseUrl)
-}
-
 /** Every cell of every table of a store, as text: to prove what is (and is not) stored. */
 export async function readAllCells (databaseUrl: string): Promise<Array<{ table: string, column: string, value: string }>> {
   const rows: Array<{ table: string, row: Record<string, unknown> }> = []
@@ -84,13 +79,13 @@ export async function readAllCells (databaseUrl: string): Promise<Array<{ table:
       db.close()
     }
   } else {
-    await withDatabase(databaseUrl, async (client) => {
+    await withPostgres(async (client) => {
       const tables = (await client.query<{ name: string }>(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")).rows
       for (const { name } of tables) {
         for (const row of (await client.query(`SELECT * FROM "${name}"`)).rows as Array<Record<string, unknown>>) rows.push({ table: name, row })
       }
-    })
+    }, databaseUrl)
   }
   return rows.flatMap(({ table, row }) => Object.entries(row).map(([column, value]) => ({ table, column, value: String(value) })))
 }
@@ -108,5 +103,5 @@ export async function execSql (databaseUrl: string, sql: string, params: unknown
       db.close()
     }
   }
-  return withDatabase(databaseUrl, async (client) => (await client.query(sql, params)).rows as Array<Record<string, unknown>>)
+  return withPostgres(async (client) => (await client.query(sql, params)).rows as Array<Record<string, unknown>>, databaseUrl)
 }

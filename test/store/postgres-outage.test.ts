@@ -205,4 +205,15 @@ describe('PostgreSQL store outage', requiresPostgres(), () => {
       for (const name of names) assert.match(name, /^in flight \d+$/)
     })
   }
+
+  test('When 60 requests arrive at once with DATABASE_POOL_SIZE=3, then the instance opens at most 3 connections for them', async (t) => {
+    const api = await appBehindProxy(t, { DATABASE_POOL_SIZE: '3', API_KEY_CACHE_SECONDS: '0' })
+    // start-up: one connection for the migrations, then the pool's first
+    const atStart = api.proxy.accepted
+
+    const answers = await Promise.all(Array.from({ length: 60 }, async () => api.app.inject({ method: 'GET', url: '/v1/pets', headers: api.auth })))
+
+    assert.deepEqual(new Set(answers.map((res) => res.statusCode)), new Set([200]))
+    assert.ok(api.proxy.accepted - 1 <= 3, `connections opened: ${api.proxy.accepted} (${atStart} at start, one of them the migration's)`)
+  })
 })

@@ -3,8 +3,12 @@ import { describe, test, type TestContext } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { PetStore } from '../../src/store/pet-store.js'
-import { parseInt8 } from '../../src/store/postgres-store.js'
-import { execSql, freshDatabaseUrl, requiresPostgres, testDatabaseUrl, withSearchPath } from '../helpers/databases.js'
+import pg from 'pg'
+import { StoreUnavailableError } from '../../src/errors.js'
+import { parseInt8, toStoreError } from '../../src/store/postgres-store.js'
+import { execSql, freshDatabaseUrl, requiresPostgres, testDatabaseUrl, withPostgres, withSearchPath } from '../helpers/databases.js'
+import { buildTestApp, postPet } from '../helpers/build-app.js'
+import { assertError } from '../helpers/assertions.js'
 
 async function openOn (t: TestContext, databaseUrl: string): Promise<PetStore> {
   const { store } = await openStore(loadConfig({ DATABASE_URL: databaseUrl }).database)
@@ -19,6 +23,50 @@ describe('PostgresPetStore', requiresPostgres(), () => {
     assert.equal(parseInt8('0'), 0)
     assert.equal(parseInt8('9007199254740992'), 9007199254740992n)
     assert.equal(parseInt8('-9223372036854775808'), -9223372036854775808n)
+  })
+
+  test('When a failure is the database\'s or the network\'s, then it becomes a StoreUnavailableError; other errors pass through', () => {
+    const databaseError = (code: string): pg.DatabaseError => Object.assign(new pg.DatabaseError('failure', 0, 'error'), { code })
+    const unavailable = [
+      Object.assign(new Error('getaddrinfo EAI_AGAIN db.internal'), { code: 'EAI_AGAIN' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Query read timeout'),
+      new Error('Connection terminated unexpectedly'),
+      databaseError('57P01'), // admin shutdown
+      databaseError('57014'), // statement timeout
+      databaseError('53300'), // too many connections
+      databaseError('08006'), // connection failure
+      databaseError('40001'), // serialization failure
+      databaseError('25006') // read-only transaction: a primary turned standby
+    ]
+    for (const error of unavailable) assert.ok(toStoreError(error) instanceof StoreUnavailableError, `${String((error as { code?: string }).code ?? error.message)} should be retryable`)
+
+    const bugs = [databaseError('23505'), databaseError('42P01'), databaseError('22P02'), new TypeError('x is undefined')]
+    for (const error of bugs) assert.equal(toStoreError(error), error)
+  })
+
+  test('When the database turns read-only under a running app (failover), then a create answers 503, not 500', async (t) => {
+    const api = await buildTestApp(t, { store: 'postgres' })
+    // what a standby answers to a write, raised by a trigger so that only this schema is affected
+    await execSql(api.databaseUrl, `CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'cannot execute INSERT in a read-only transaction' USING ERRCODE = '25006'; END $$`)
+    await execSql(api.databaseUrl, 'CREATE TRIGGER read_only BEFORE INSERT ON pets FOR EACH ROW EXECUTE FUNCTION refuse_write()')
+
+    const res = await postPet(api, { name: 'Rex', categoryId: 1 })
+
+    assertError(res, 'service_unavailable')
+    assert.equal(res.headers['retry-after'], '1')
+  })
+
+  test('When the database is not UTF8, then opening it is refused with a message saying so', async (t) => {
+    const name = `petstore_latin1_${process.pid}`
+    await withPostgres((client) => client.query(`CREATE DATABASE ${name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`))
+    t.after(() => withPostgres((client) => client.query(`DROP DATABASE IF EXISTS ${name}`)))
+    const url = new URL(testDatabaseUrl())
+    url.pathname = `/${name}`
+
+    await assert.rejects(openStore(loadConfig({ DATABASE_URL: url.toString() }).database), /database encoding is LATIN1; petstore needs a UTF8 database/)
   })
 
   test('When the schema is created, then ids are int8 identities that stop at 2^53 - 1', async (t) => {
