@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
 import type { Config } from './config.js'
 import { acceptJsonBodiesOnly } from './content-types.js'
-import { ApiError, BODY_LIMIT_BYTES, handleClientError, handleError, RETRY_AFTER, sendError } from './errors.js'
+import { ApiError, BODY_LIMIT_BYTES, handleClientError, handleError, sendError } from './errors.js'
 import { registerOpenApi } from './openapi.js'
 import { CursorCodec } from './pagination/cursor.js'
 import health from './routes/health.js'
@@ -106,7 +106,7 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
   app.addHook('onSend', async (_request, reply) => { if (closing) reply.header('connection', 'close') })
   app.addHook('onRequest', async () => {
     if (closing) {
-      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another instance.', RETRY_AFTER)
+      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another instance.')
     }
   })
 

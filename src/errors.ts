@@ -36,6 +36,9 @@ export interface ErrorBody {
   status: number
 }
 
+// Sent with every 503: the outage is usually brief, and clients that honour it spread their retries
+const RETRY_AFTER_SECONDS = '1'
+
 /** An error meant for the client: its code, status and message go out as they are. */
 export class ApiError extends Error {
   readonly code: ErrorCode
@@ -47,16 +50,13 @@ export class ApiError extends Error {
     this.name = 'ApiError'
     this.code = code
     this.status = ERRORS[code].status
-    this.headers = headers
+    this.headers = this.status === 503 ? { 'retry-after': RETRY_AFTER_SECONDS, ...headers } : headers
   }
 
   toBody (): ErrorBody {
     return { code: this.code, message: this.message, status: this.status }
   }
 }
-
-/** Sent with every 503: the outage is usually brief, and clients that honour it spread their retries. */
-export const RETRY_AFTER = { 'retry-after': '1' } as const
 
 /** The store cannot be reached or is not ready; the request may be retried. */
 export class StoreUnavailableError extends Error {
@@ -140,7 +140,7 @@ export const BODY_LIMIT_BYTES = 16 * 1024
 /** Maps any failure to an {@link ApiError}; unknown failures become internal_error. */
 export function toApiError (error: unknown): ApiError {
   if (error instanceof ApiError) return error
-  if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable', undefined, RETRY_AFTER)
+  if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable')
   const fastifyError = error as Partial<FastifyError> | undefined
   if (fastifyError?.validation !== undefined && fastifyError.validation.length > 0) {
     return new ApiError('invalid_request', describeValidationIssue(fastifyError.validationContext ?? 'request', fastifyError.validation[0] as ValidationIssue))

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { describe, test } from 'node:test'
-import { ERRORS, toApiError } from '../src/errors.js'
+import { ApiError, ERRORS, StoreUnavailableError, toApiError } from '../src/errors.js'
 import { buildTestApp, testStores } from './helpers/build-app.js'
 import { assertError } from './helpers/assertions.js'
 
@@ -110,6 +110,12 @@ for (const store of testStores()) {
 }
 
 describe('toApiError', () => {
+  test('When a failure is a 503, then it carries Retry-After: 1 besides its own headers; other statuses do not', () => {
+    assert.deepEqual(toApiError(new StoreUnavailableError('down')).headers, { 'retry-after': '1' })
+    assert.deepEqual(new ApiError('service_unavailable', 'draining', { connection: 'close' }).headers, { 'retry-after': '1', connection: 'close' })
+    assert.deepEqual(new ApiError('internal_error').headers, {})
+  })
+
   test('When a failure is unknown, then it maps to internal_error with the catalogue message', () => {
     const error = toApiError(new TypeError('boom'))
     assert.deepEqual(error.toBody(), { code: 'internal_error', message: ERRORS.internal_error.message, status: 500 })

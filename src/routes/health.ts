@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ApiError, RETRY_AFTER } from '../errors.js'
+import { ApiError } from '../errors.js'
 import { unversionedServers } from '../openapi.js'
 import { errorResponse, RETRY_AFTER_HEADER } from '../schemas/responses.js'
 import { allowOnly } from './method-not-allowed.js'
@@ -35,7 +35,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
       await app.store.ping()
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
-      throw new ApiError('service_unavailable', 'The store is not reachable.', RETRY_AFTER)
+      throw new ApiError('service_unavailable', 'The store is not reachable.')
     }
     return { status: 'ready' }
   })
