@@ -1,11 +1,19 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
 import type { Config } from './config.js'
 import { acceptJsonBodiesOnly } from './content-types.js'
 import { ApiError, BODY_LIMIT_BYTES, handleClientError, handleError, sendError } from './errors.js'
+import { loggerOptions, type LogStream } from './http/logging.js'
+import { REQUEST_ID_HEADER, requestIdFor } from './http/request-id.js'
+import { addSecurityHeaders } from './http/security.js'
+import { IdempotentCreates } from './idempotency.js'
+import { instrumentStore } from './metrics/instrument-store.js'
+import { Metrics } from './metrics/metrics.js'
 import { registerOpenApi } from './openapi.js'
+import { RateLimits } from './rate-limit/rate-limits.js'
+import { connectRedis } from './rate-limit/redis.js'
 import { CursorCodec } from './pagination/cursor.js'
 import health from './routes/health.js'
 import openApiDocument from './routes/openapi-document.js'
@@ -38,12 +46,17 @@ declare module 'fastify' {
     cursors: CursorCodec
     /** Every route registered, in order (HEAD routes Fastify adds included). */
     registeredRoutes: readonly RegisteredRoute[]
+    metrics: Metrics
+    rateLimits: RateLimits
+    idempotentCreates: IdempotentCreates
   }
 }
 
 export interface AppOptions {
   config: Config
   clock?: Clock
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: LogStream
 }
 
 const systemClock: Clock = { now: () => Date.now() }
@@ -55,12 +68,14 @@ export const REQUEST_TIMEOUT_MS = 10_000
  * Builds the whole service from its configuration: opens (and migrates) the store,
  * registers every route. It never listens; `server.ts` does. Closing the app closes the store.
  */
-export async function buildApp ({ config, clock = systemClock }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp ({ config, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' }
-    },
+    logger: loggerOptions(config.logLevel, logStream),
+    // a valid incoming X-Request-Id is kept (a proxy's or a client's), else one is generated
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    // a number of hops is passed as the equivalent function: Fastify's types take no number
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: BODY_LIMIT_BYTES,
     // a whole request must arrive within this; a stalled upload cannot hold a connection (or a drain) open.
     // Node only enforces it when the server is created with it, hence the http options as well
@@ -85,15 +100,36 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
     }
   })
 
-  const { store } = await openStore(config.database, {
+  // first of all hooks: every answer, even one refused early, names its request
+  app.addHook('onRequest', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id) })
+
+  const metrics = new Metrics()
+  app.decorate('metrics', metrics)
+  app.addHook('onResponse', async (request, reply) => {
+    const operation = request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? 'unmatched'
+    const status = String(reply.statusCode)
+    metrics.requests.inc({ operation, method: request.method, status })
+    metrics.requestDuration.observe({ operation, status }, reply.elapsedTime / 1000)
+  })
+
+  const { store: rawStore } = await openStore(config.database, {
     onBackgroundError: (error) => { app.log.warn({ err: error }, 'store connection failed while idle') }
   })
+  const store = instrumentStore(rawStore, metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
   app.decorate('config', config)
   app.decorate('clock', clock)
   app.decorate('store', store)
   const cursorSecret = await store.ensureSetting('cursor_secret', randomBytes(32).toString('base64url'))
   app.decorate('cursors', new CursorCodec(cursorSecret))
+
+  const idempotentCreates = new IdempotentCreates(store, clock, app.log)
+  app.decorate('idempotentCreates', idempotentCreates)
+  idempotentCreates.start()
+  app.addHook('onClose', async () => { idempotentCreates.stop() })
+
+  await addSecurityHeaders(app, config.corsOrigins)
+  app.decorate('rateLimits', await registerRateLimits(app, config, metrics))
 
   // while draining after SIGTERM, new requests on kept-alive connections are turned away
   let closing = false
@@ -119,13 +155,42 @@ export async function buildApp ({ config, clock = systemClock }: AppOptions): Pr
   await app.register(health)
   await app.register(openApiDocument, { prefix: '/v1' })
   await app.register(async (v1) => {
-    addBearerAuth(v1, { environmentKeys: config.apiKeys, cacheMs: config.apiKeyCacheMs })
+    addBearerAuth(v1, { environmentKeys: config.apiKeys, cacheMs: config.apiKeyCacheMs, guard: app.rateLimits })
+    // after authentication: the limit is per key
+    v1.addHook('onRequest', async (request, reply) => { await app.rateLimits.consumeForKey(request, reply) })
     v1.setNotFoundHandler(notFound)
     await v1.register(pets)
     await v1.register(orders)
   }, { prefix: '/v1' })
 
   return app
+}
+
+/** Rate limits with counters in Redis when `REDIS_URL` is set (shared by all instances), else in memory. */
+async function registerRateLimits (app: FastifyInstance, config: Config, metrics: Metrics): Promise<RateLimits> {
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, app.log)
+  if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
+  // one id per database: instances of one deployment share counters, staging and production never do
+  const deploymentId = await app.store.ensureSetting('deployment_id', randomUUID())
+  let lastErrorLoggedAt = 0
+  return await RateLimits.register(app, {
+    perKey: config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
+    failedAuth: { name: 'failed-auth', quota: config.authFailureLimit, windowMs: 60_000 },
+    redis,
+    namespace: `petstore:${deploymentId}:rate-limit:`,
+    onRejected: (policy) => { metrics.rateLimitRejections.inc({ policy: policy.name }) },
+    onStoreError: (error) => {
+      metrics.rateLimitStoreErrors.inc()
+      // at most one line per 10 s: an outage must not flood the log
+      if (Date.now() - lastErrorLoggedAt < 10_000) return
+      lastErrorLoggedAt = Date.now()
+      app.log.warn({ err: error }, 'rate-limit check skipped: the counter store failed (fail open)')
+    }
+  })
+}
+
+function trustHops (hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops
 }
 
 async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -36,6 +36,20 @@ export interface Config {
    * the longest a revoked key keeps working on an instance (`API_KEY_CACHE_SECONDS`).
    */
   readonly apiKeyCacheMs: number
+  /** Requests one API key may make per window (`RATE_LIMIT_MAX`); 0 turns per-key limiting off. */
+  readonly rateLimitMax: number
+  /** The rate-limit window in milliseconds (`RATE_LIMIT_WINDOW`, given in seconds). */
+  readonly rateLimitWindowMs: number
+  /** Failed authentications one client address may make per minute (`AUTH_FAILURE_LIMIT`). */
+  readonly authFailureLimit: number
+  /** Shared rate-limit counters (`REDIS_URL`); each instance counts alone when unset. */
+  readonly redisUrl: string | undefined
+  /** Browser origins allowed to call the API (`CORS_ORIGINS`); empty: CORS off. `*` allows any. */
+  readonly corsOrigins: readonly string[]
+  /** Port of the Prometheus metrics listener (`METRICS_PORT`); undefined: no metrics listener. */
+  readonly metricsPort: number | undefined
+  /** Which proxies to believe about the client address (`TRUST_PROXY`), as Fastify's `trustProxy`. */
+  readonly trustProxy: boolean | number | string
 }
 
 /** How long SQLite waits for another connection's write lock before the request gets a 503. */
@@ -66,6 +80,11 @@ const DEFAULT_DATABASE_TIMEOUT_MS = 2000
 // PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds
 const DEFAULT_KEY_CACHE_SECONDS = { postgres: 5, sqlite: 0 } as const
 const MAX_KEY_CACHE_SECONDS = 10
+// about 100 requests a second per key, averaged over a minute: far above what a well-behaved client needs
+const DEFAULT_RATE_LIMIT_MAX = 6000
+const DEFAULT_RATE_LIMIT_WINDOW_SECONDS = 60
+// a person mistyping a key needs a few tries; a guesser needs billions
+const DEFAULT_AUTH_FAILURE_LIMIT = 20
 // RFC 6750 b64token: what may follow "Bearer " in an Authorization header
 const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
@@ -87,7 +106,14 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     stagingBaseUrl: parseBaseUrl('STAGING_BASE_URL', env.STAGING_BASE_URL),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     apiKeyCacheMs: 1000 * (parseInteger('API_KEY_CACHE_SECONDS', env.API_KEY_CACHE_SECONDS, 0, MAX_KEY_CACHE_SECONDS) ??
-      DEFAULT_KEY_CACHE_SECONDS[database.kind === 'postgres' ? 'postgres' : 'sqlite'])
+      DEFAULT_KEY_CACHE_SECONDS[database.kind === 'postgres' ? 'postgres' : 'sqlite']),
+    rateLimitMax: parseInteger('RATE_LIMIT_MAX', env.RATE_LIMIT_MAX, 0, 1_000_000_000) ?? DEFAULT_RATE_LIMIT_MAX,
+    rateLimitWindowMs: 1000 * (parseInteger('RATE_LIMIT_WINDOW', env.RATE_LIMIT_WINDOW, 1, 86_400) ?? DEFAULT_RATE_LIMIT_WINDOW_SECONDS),
+    authFailureLimit: parseInteger('AUTH_FAILURE_LIMIT', env.AUTH_FAILURE_LIMIT, 1, 1_000_000) ?? DEFAULT_AUTH_FAILURE_LIMIT,
+    redisUrl: parseRedisUrl(env.REDIS_URL),
+    corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
+    metricsPort: parseMetricsPort(env.METRICS_PORT, port),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY)
   })
 }
 
@@ -171,4 +197,45 @@ function parseLogLevel (value: string | undefined): LogLevel {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`)
   }
   return level as LogLevel
+}
+
+function parseRedisUrl (value: string | undefined): string | undefined {
+  if (isUnset(value)) return undefined
+  const url = value.trim()
+  // the value is not echoed: it may carry a password
+  if (!/^rediss?:\/\//.test(url) || !URL.canParse(url)) {
+    throw new ConfigError('REDIS_URL', 'must be redis://[user:password@]host:port[/db] or rediss://… (percent-encode special characters in the password)')
+  }
+  return url
+}
+
+function parseCorsOrigins (value: string | undefined): string[] {
+  if (isUnset(value)) return []
+  const origins = value.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  for (const origin of origins) {
+    if (origin === '*') continue
+    // an origin is scheme://host[:port] exactly, as browsers send it in the Origin header
+    const parsed = URL.canParse(origin) ? new URL(origin) : undefined
+    if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      throw new ConfigError('CORS_ORIGINS', `must be a comma-separated list of origins like https://app.example.com (scheme, host and port only) or *, got "${origin}"`)
+    }
+  }
+  return [...new Set(origins)]
+}
+
+function parseMetricsPort (value: string | undefined, apiPort: number): number | undefined {
+  const port = parseInteger('METRICS_PORT', value, 0, 65535)
+  if (port !== undefined && port !== 0 && port === apiPort) throw new ConfigError('METRICS_PORT', `must differ from PORT (${apiPort}): metrics are served on their own listener`)
+  return port
+}
+
+function parseTrustProxy (value: string | undefined): boolean | number | string {
+  if (isUnset(value)) return false
+  const setting = value.trim()
+  if (setting === 'true') return true
+  if (setting === 'false') return false
+  if (/^\d+$/.test(setting)) return Number(setting)
+  // addresses or CIDR ranges of the proxies, comma-separated
+  if (/^[0-9a-fA-F:.,/\s]+$/.test(setting)) return setting
+  throw new ConfigError('TRUST_PROXY', `must be true, false, a number of proxy hops, or a comma-separated list of proxy addresses/CIDR ranges, got "${value}"`)
 }

@@ -15,9 +15,12 @@ export const ERRORS = {
   not_found: { status: 404, message: 'No such resource.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
   request_timeout: { status: 408, message: 'The request did not arrive in time.' },
+  idempotency_request_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry after it finishes.' },
   gone: { status: 410, message: 'This operation has been removed.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was already used with a different request body.' },
+  rate_limited: { status: 429, message: 'Too many requests; retry after the time given in Retry-After.' },
   headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'An unexpected error occurred; it has been logged.' },
   not_implemented: { status: 501, message: 'This operation is not implemented.' },
@@ -185,5 +188,6 @@ export function handleClientError (this: FastifyInstance, error: Error & { code?
 
 /** Sends an {@link ApiError} as the Error body, with its headers. */
 export function sendError (reply: FastifyReply, error: ApiError): FastifyReply {
-  return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())
+  // also for failures before any hook ran (a malformed URL), so every answer names its request
+  return reply.code(error.status).header('x-request-id', reply.request.id).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())
 }

@@ -1,7 +1,9 @@
+import type { Server } from 'node:http'
 import closeWithGrace from 'close-with-grace'
 import { buildApp, REQUEST_TIMEOUT_MS } from './app.js'
 import { createBootstrapKeyIfNone } from './auth/bootstrap-key.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { startMetricsServer } from './metrics/metrics-server.js'
 
 /** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
 const DRAIN_TIMEOUT_MS = REQUEST_TIMEOUT_MS + 5_000
@@ -10,10 +12,12 @@ const MIN_RECOMMENDED_KEY_LENGTH = 22
 
 async function start (config: Config): Promise<void> {
   const app = await buildApp({ config })
+  let metricsServer: Server | undefined
 
   closeWithGrace({ delay: DRAIN_TIMEOUT_MS, logger: app.log }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an unexpected error')
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    metricsServer?.close()
     await app.close()
   })
 
@@ -23,6 +27,11 @@ async function start (config: Config): Promise<void> {
   // before listening, so the key works on the first request the server answers
   const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)
   await app.listen({ port: config.port, host: config.host })
+  if (config.metricsPort !== undefined) {
+    app.metrics.collectProcessMetrics()
+    metricsServer = await startMetricsServer(app.metrics.registry, config.metricsPort, config.host, app.log)
+    app.log.info({ address: metricsServer.address() }, 'metrics served at GET /metrics')
+  }
   app.log.info({ store: app.store.description }, 'petstore ready')
   if (key !== undefined) printBootstrapKey(key, config)
 }

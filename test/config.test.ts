@@ -24,7 +24,14 @@ describe('loadConfig', () => {
       publicBaseUrl: 'http://127.0.0.1:8080/v1',
       stagingBaseUrl: undefined,
       logLevel: 'info',
-      apiKeyCacheMs: 0
+      apiKeyCacheMs: 0,
+      rateLimitMax: 6000,
+      rateLimitWindowMs: 60_000,
+      authFailureLimit: 20,
+      redisUrl: undefined,
+      corsOrigins: [],
+      metricsPort: undefined,
+      trustProxy: false
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -38,7 +45,14 @@ describe('loadConfig', () => {
       PUBLIC_BASE_URL: 'https://api.example.com/v1/',
       STAGING_BASE_URL: 'https://staging.example.com/petstore/v1',
       LOG_LEVEL: 'WARN',
-      API_KEY_CACHE_SECONDS: '3'
+      API_KEY_CACHE_SECONDS: '3',
+      RATE_LIMIT_MAX: '100',
+      RATE_LIMIT_WINDOW: '10',
+      AUTH_FAILURE_LIMIT: '5',
+      REDIS_URL: 'redis://:s3cret@cache.internal:6379/2',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,https://app.example.com',
+      METRICS_PORT: '9100',
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -49,8 +63,29 @@ describe('loadConfig', () => {
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging.example.com/petstore/v1',
       logLevel: 'warn',
-      apiKeyCacheMs: 3000
+      apiKeyCacheMs: 3000,
+      rateLimitMax: 100,
+      rateLimitWindowMs: 10_000,
+      authFailureLimit: 5,
+      redisUrl: 'redis://:s3cret@cache.internal:6379/2',
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      metricsPort: 9100,
+      trustProxy: '10.0.0.0/8, 192.168.1.1'
     })
+  })
+
+  test('When RATE_LIMIT_MAX is 0 or TRUST_PROXY names hops, then limiting is off and the hops are counted', () => {
+    assert.equal(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimitMax, 0)
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+    assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*'])
+  })
+
+  test('When REDIS_URL holds a password and is wrong, then the error does not repeat it', () => {
+    const error = configError({ REDIS_URL: 'memcached://:s3cret@cache/0' })
+
+    assert.equal(error.variable, 'REDIS_URL')
+    assert.doesNotMatch(error.message, /s3cret/)
   })
 
   test('When DATABASE_URL is postgres:// or postgresql://, then the pool settings and a 5 s key cache apply', () => {
@@ -100,7 +135,18 @@ describe('loadConfig', () => {
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'not a url' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://api.example.com/v1' }],
     ['STAGING_BASE_URL', { STAGING_BASE_URL: 'https://staging.example.com/v2' }],
-    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }]
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['RATE_LIMIT_MAX', { RATE_LIMIT_MAX: '-5' }],
+    ['RATE_LIMIT_MAX', { RATE_LIMIT_MAX: 'lots' }],
+    ['RATE_LIMIT_WINDOW', { RATE_LIMIT_WINDOW: '0' }],
+    ['RATE_LIMIT_WINDOW', { RATE_LIMIT_WINDOW: '1m' }],
+    ['AUTH_FAILURE_LIMIT', { AUTH_FAILURE_LIMIT: '0' }],
+    ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example.com/path' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example.com' }],
+    ['METRICS_PORT', { METRICS_PORT: '70000' }],
+    ['METRICS_PORT', { PORT: '9000', METRICS_PORT: '9000' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'yes please' }]
   ]
   for (const [variable, env] of wrong) {
     test(`When ${variable} is ${JSON.stringify(Object.values(env)[0])}, then the error names ${variable}`, () => {

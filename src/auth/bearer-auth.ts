@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { ApiError } from '../errors.js'
 import type { ApiKeyRecord } from '../store/pet-store.js'
@@ -9,6 +9,16 @@ export interface AuthenticatedKey {
   /** Store id of the key; null for a key from `PETSTORE_API_KEYS`. */
   id: number | null
   name: string
+  /** Stable and unique per key: what rate limits and idempotency records are kept under. */
+  scope: string
+}
+
+/** Limits on failed authentications, consulted before a key is looked at. */
+export interface FailedAuthGuard {
+  /** Throws (a 429) when the request's address may not try a key now. */
+  assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): void
+  /** Counts one failed authentication of the request's address. */
+  recordFailedAuth (request: FastifyRequest, reply: FastifyReply): Promise<void>
 }
 
 declare module 'fastify' {
@@ -22,6 +32,7 @@ export interface BearerAuthOptions {
   environmentKeys: readonly string[]
   /** How long a found key is reused without asking the store (0: always ask); bounds how late a revocation bites. */
   cacheMs: number
+  guard: FailedAuthGuard
 }
 
 // bounds memory whatever the number of keys; each entry is a hash and a small record
@@ -68,7 +79,8 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     }
     const hash = hashApiKey(bearer.token)
     if (includesHashInConstantTime(environmentHashes, Buffer.from(hash, 'hex'))) {
-      return { id: null, name: 'environment' }
+      // a prefix of the hash tells environment keys apart without revealing anything usable
+      return { id: null, name: 'environment', scope: `env:${hash.slice(0, 16)}` }
     }
     // the lookup is by hash: timing can only reveal hash prefixes, which do not help find a key
     const record = await lookUp(hash)
@@ -76,7 +88,7 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       throw new ApiError('unauthorized', MESSAGES.unknown, { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` })
     }
     recordUse(request, record.id)
-    return { id: record.id, name: record.name }
+    return { id: record.id, name: record.name, scope: `key:${record.id}` }
   }
 
   function recordUse (request: FastifyRequest, id: number): void {
@@ -92,7 +104,14 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
   }
 
   app.decorateRequest('apiKey', null)
-  app.addHook('onRequest', async (request) => {
-    request.apiKey = await authenticate(request)
+  app.addHook('onRequest', async (request, reply) => {
+    // before the key is checked: a blocked address learns nothing, not even whether a guess was right
+    options.guard.assertAddressNotBlocked(request, reply)
+    try {
+      request.apiKey = await authenticate(request)
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'unauthorized') await options.guard.recordFailedAuth(request, reply)
+      throw error
+    }
   })
 }

@@ -2,9 +2,12 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { baseUrlFor } from '../base-url.js'
 import { ApiError } from '../errors.js'
+import { ifNoneMatchMatches, strongEtag } from '../http/etag.js'
+import { parseIdempotencyKey } from '../idempotency.js'
+import { CreatePetHeadersSchema, GetPetHeadersSchema } from '../schemas/headers.js'
 import { DEFAULT_PET_STATUS, NewPetSchema, PetSchema, PetsSchema } from '../schemas/pet.js'
 import { ListPetsQuerySchema, PAGE_LIMIT_DEFAULT, PetIdParamsSchema } from '../schemas/query.js'
-import { commonErrorResponses, errorResponse, type HeaderSpec } from '../schemas/responses.js'
+import { commonErrorResponses, errorResponse, RETRY_AFTER_HEADER, type HeaderSpec } from '../schemas/responses.js'
 import { allowOnly } from './method-not-allowed.js'
 
 /** When `getPet` was deprecated (RFC 9745 `Deprecation: @<unix time>`). */
@@ -72,24 +75,35 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['pets'],
       summary: 'Add an animal',
       description: 'Adds a pet and returns it with its new `id`. The write is durable before 201 is sent.',
+      headers: CreatePetHeadersSchema,
       body: Type.Ref(NewPetSchema),
       response: {
         201: {
           ...Type.Ref(PetSchema),
-          description: 'Animal added.',
+          description: 'Animal added (or, for a repeated `Idempotency-Key`, the answer the first request got).',
           headers: {
-            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', example: '/v1/pets/1' }
+            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', example: '/v1/pets/1' },
+            'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', example: 'true' }
           }
         },
-        400: errorResponse('The body is missing required fields, has invalid values, unknown fields or an `id` (`invalid_request`), or is not JSON (`malformed_json`).'),
+        400: errorResponse('The body is missing required fields, has invalid values, unknown fields or an `id`, the `Idempotency-Key` header is malformed (`invalid_request`), or the body is not JSON (`malformed_json`).'),
+        409: errorResponse('A request with the same `Idempotency-Key` is still being processed (`idempotency_request_in_progress`); retry after `Retry-After` seconds.', { 'Retry-After': RETRY_AFTER_HEADER }),
         413: errorResponse('The body is larger than the limit (`payload_too_large`).'),
         415: errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
+        422: errorResponse('The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`).'),
         ...commonErrorResponses()
       }
     }
   }, async (request, reply) => {
     const { name, categoryId, status } = request.body
-    const pet = await app.store.createPet({ name, categoryId, status: status ?? DEFAULT_PET_STATUS })
+    const newPet = { name, categoryId, status: status ?? DEFAULT_PET_STATUS }
+    const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'])
+    if (idempotencyKey === undefined || request.apiKey === null) {
+      const pet = await app.store.createPet(newPet)
+      return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
+    }
+    const { pet, replayed } = await app.idempotentCreates.createPet(request.apiKey.scope, idempotencyKey, newPet)
+    if (replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
   })
 
@@ -103,8 +117,18 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       deprecated: true,
       'x-deprecated-sunset': GET_PET_SUNSET_AT.toISOString().slice(0, 10),
       params: PetIdParamsSchema,
+      headers: GetPetHeadersSchema,
       response: {
-        200: { ...Type.Ref(PetSchema), description: 'The requested animal.', headers: DEPRECATION_HEADER_SPECS },
+        200: {
+          ...Type.Ref(PetSchema),
+          description: 'The requested animal.',
+          headers: {
+            ...DEPRECATION_HEADER_SPECS,
+            ETag: { type: 'string', description: 'Strong entity tag of this representation; send it back in `If-None-Match` to revalidate.', example: '"3q2-7w"' },
+            'Cache-Control': { type: 'string', description: '`private, no-cache`: a client may keep the answer but must revalidate it.', example: 'private, no-cache' }
+          }
+        },
+        304: { type: 'null', description: 'The pet still matches the `If-None-Match` tag; no body.', headers: { ...DEPRECATION_HEADER_SPECS, ETag: { type: 'string', description: 'The matching entity tag.' } } },
         400: errorResponse('`petId` is not a positive integer (`invalid_request`).', DEPRECATION_HEADER_SPECS),
         404: errorResponse('No pet has this id (`pet_not_found`).', DEPRECATION_HEADER_SPECS),
         410: errorResponse('The sunset date has passed; the operation is removed (`gone`).', DEPRECATION_HEADER_SPECS),
@@ -115,7 +139,14 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     onSend: async (request, reply, payload) => {
       reply.headers(GET_PET_HEADERS)
       reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
-      return payload
+      if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name })
+      if (reply.statusCode !== 200 || typeof payload !== 'string') return payload
+      // pets never change, so a tag of the bytes stays valid as long as the pet exists
+      const etag = strongEtag(payload)
+      reply.header('etag', etag).header('cache-control', 'private, no-cache')
+      if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) return payload
+      reply.code(304)
+      return ''
     },
     // before validation: once removed, the operation is gone whatever the id looks like
     preValidation: async () => {

@@ -21,6 +21,20 @@ export const RETRY_AFTER_HEADER: HeaderSpec = {
   example: '1'
 }
 
+export const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {
+  'RateLimit-Policy': {
+    type: 'string',
+    description: 'IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: ' +
+      '`per-key` for a request with a valid key, `failed-auth` (per client address) for a 401.',
+    example: '"per-key";q=6000;w=60'
+  },
+  RateLimit: {
+    type: 'string',
+    description: 'What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`.',
+    example: '"per-key";r=5999;t=60'
+  }
+}
+
 /** The schema of an Error answer with its description and headers. */
 export function errorResponse (description: string, headers?: Record<string, HeaderSpec>) {
   return { ...Type.Ref(ErrorSchema), description, ...(headers === undefined ? {} : { headers }) }
@@ -30,6 +44,8 @@ export function errorResponse (description: string, headers?: Record<string, Hea
 export function commonErrorResponses (headers?: Record<string, HeaderSpec>) {
   return {
     401: errorResponse('Missing, malformed, unknown or revoked API key (`unauthorized`).', { ...headers, 'WWW-Authenticate': WWW_AUTHENTICATE_HEADER }),
+    429: errorResponse('Over a rate limit (`rate_limited`): the API key\'s request limit, or too many failed authentications from this address; retry after `Retry-After` seconds.',
+      { ...headers, 'Retry-After': { type: 'string', description: 'Seconds until the limit\'s window resets.', example: '30' } }),
     500: errorResponse('Unexpected failure (`internal_error`); the message carries no internals.', headers),
     503: errorResponse('The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds.', { ...headers, 'Retry-After': RETRY_AFTER_HEADER })
   }

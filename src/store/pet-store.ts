@@ -1,4 +1,5 @@
 import type { Pet, PetStatus } from '../schemas/pet.js'
+import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from './idempotency.js'
 
 /** A pet to insert; the store assigns the id. */
 export interface NewPetRecord {
@@ -37,8 +38,12 @@ export interface PetStore {
   /** Human-readable description of where the data lives, for logs (never credentials). */
   readonly description: string
 
-  /** Inserts a pet; resolves only once the write is durable. */
-  createPet (pet: NewPetRecord): Promise<Pet>
+  /**
+   * Inserts a pet; resolves only once the write is durable. With `completing`, the claim's
+   * record gets the 201 answer in the same transaction, so the pet and its record exist
+   * together or not at all; a claim no longer held throws IdempotencyClaimLostError and inserts nothing.
+   */
+  createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet>
   findPetById (id: number): Promise<Pet | undefined>
   listPets (query: PetPageQuery): Promise<PetPage>
 
@@ -55,6 +60,13 @@ export interface PetStore {
    * even when several instances try at once; undefined when a key already existed.
    */
   createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
+
+  /** Claims an Idempotency-Key for a request, or says why not (atomic across instances). */
+  claimIdempotencyKey (request: IdempotencyClaimRequest): Promise<IdempotencyClaim>
+  /** Drops a claim still in flight (its request failed), so a retry runs afresh. */
+  releaseIdempotencyKey (claim: IdempotencyCompletion): Promise<void>
+  /** Deletes records that expired before `now`; returns how many. */
+  deleteExpiredIdempotencyKeys (now: Date): Promise<number>
 
   /** Returns the setting, storing `initialValue` first if it is not set yet. */
   ensureSetting (name: string, initialValue: string): Promise<string>

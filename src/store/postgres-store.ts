@@ -1,9 +1,19 @@
 import pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
+import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion } from './idempotency.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
+
+interface IdempotencyKeyRow {
+  fingerprint: string
+  token: string | null
+  locked_until: Date | null
+  response_status: number | null
+  response_body: string | null
+  expires_at: Date
+}
 
 interface ApiKeyRow {
   id: number
@@ -107,6 +117,16 @@ const SQL = {
     name: 'petstore-find-active-api-key',
     text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`
   },
+  insertIdempotencyKey: {
+    name: 'petstore-insert-idempotency-key',
+    text: 'INSERT INTO idempotency_keys (fingerprint, token, locked_until, expires_at, scope, key) VALUES ($1, $2, $3, $4, $5, $6) ' +
+      'ON CONFLICT (scope, key) DO NOTHING RETURNING 1 AS claimed'
+  },
+  completeIdempotencyKey: {
+    name: 'petstore-complete-idempotency-key',
+    text: 'UPDATE idempotency_keys SET token = NULL, locked_until = NULL, response_status = $1, response_body = $2 ' +
+      'WHERE scope = $3 AND key = $4 AND token = $5'
+  },
   touchApiKey: { name: 'petstore-touch-api-key', text: 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2' },
   ping: { name: 'petstore-ping', text: 'SELECT 1' }
 } as const
@@ -141,9 +161,59 @@ export class PostgresPetStore implements PetStore {
     this.#pool.on('error', (error) => { options.onBackgroundError?.(error) })
   }
 
-  async createPet (pet: NewPetRecord): Promise<Pet> {
-    const rows = await this.#query<PetRow>(SQL.insertPet, [pet.name, pet.categoryId, pet.status])
-    return rowToPet(firstRow(rows))
+  async createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet> {
+    const values = [pet.name, pet.categoryId, pet.status]
+    if (completing === undefined) return rowToPet(firstRow(await this.#query<PetRow>(SQL.insertPet, values)))
+    return this.#transaction(async (client) => {
+      const created = rowToPet(firstRow((await client.query<PetRow>({ ...SQL.insertPet, values })).rows))
+      const completed = await client.query({
+        ...SQL.completeIdempotencyKey,
+        values: [201, JSON.stringify(created), completing.scope, completing.key, completing.token]
+      })
+      // thrown inside the transaction: it rolls back, so the pet is not kept either
+      if (completed.rowCount !== 1) throw new IdempotencyClaimLostError()
+      return created
+    })
+  }
+
+  async claimIdempotencyKey (request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
+    const now = request.now.getTime()
+    const values = [request.fingerprint, request.token, new Date(now + request.leaseMs), new Date(now + request.ttlMs), request.scope, request.key]
+    // a release can delete the row between a failed insert and the look; then insert again
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if ((await this.#query(SQL.insertIdempotencyKey, values)).length === 1) return { outcome: 'claimed' }
+      const claim = await this.#transaction(async (client): Promise<IdempotencyClaim | undefined> => {
+        const { rows } = await client.query<IdempotencyKeyRow>(
+          'SELECT fingerprint, token, locked_until, response_status, response_body, expires_at FROM idempotency_keys ' +
+          'WHERE scope = $1 AND key = $2 FOR UPDATE', [request.scope, request.key])
+        const row = rows[0]
+        if (row === undefined) return undefined
+        const decision = decideClaim({
+          fingerprint: row.fingerprint,
+          token: row.token,
+          lockedUntilMs: row.locked_until?.getTime() ?? null,
+          responseStatus: row.response_status,
+          responseBody: row.response_body,
+          expiresAtMs: row.expires_at.getTime()
+        }, request)
+        if (decision.action === 'answer') return decision.claim
+        await client.query('UPDATE idempotency_keys SET fingerprint = $1, token = $2, locked_until = $3, expires_at = $4, ' +
+          'response_status = NULL, response_body = NULL WHERE scope = $5 AND key = $6', values)
+        return { outcome: 'claimed' }
+      })
+      if (claim !== undefined) return claim
+    }
+    throw new StoreUnavailableError('the Idempotency-Key record kept changing; retry')
+  }
+
+  async releaseIdempotencyKey (claim: IdempotencyCompletion): Promise<void> {
+    await this.#query({ text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND token = $3' }, [claim.scope, claim.key, claim.token])
+  }
+
+  async deleteExpiredIdempotencyKeys (now: Date): Promise<number> {
+    const rows = await this.#query<{ deleted: number }>(
+      { text: 'WITH gone AS (DELETE FROM idempotency_keys WHERE expires_at <= $1 RETURNING 1) SELECT count(*)::int AS deleted FROM gone' }, [now])
+    return firstRow(rows).deleted
   }
 
   async findPetById (id: number): Promise<Pet | undefined> {

@@ -4,9 +4,19 @@ import Database from 'better-sqlite3'
 import { SQLITE_BUSY_TIMEOUT_MS } from '../config.js'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
+import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion } from './idempotency.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
+
+interface IdempotencyKeyRow {
+  fingerprint: string
+  token: string | null
+  locked_until: number | null
+  response_status: number | null
+  response_body: string | null
+  expires_at: number
+}
 
 interface ApiKeyRow {
   id: number
@@ -58,8 +68,49 @@ export class SqlitePetStore implements PetStore {
     return this.#prepared
   }
 
-  async createPet (pet: NewPetRecord): Promise<Pet> {
-    return this.#run(() => rowToPet(this.#statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow))
+  async createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet> {
+    const insert = (): Pet => rowToPet(this.#statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
+    if (completing === undefined) return this.#run(insert)
+    const insertAndComplete = this.#db.transaction((): Pet => {
+      const created = insert()
+      const { changes } = this.#statements.completeIdempotencyKey.run(201, JSON.stringify(created), completing.scope, completing.key, completing.token)
+      if (changes !== 1) throw new IdempotencyClaimLostError()
+      return created
+    })
+    return this.#run(() => insertAndComplete.immediate())
+  }
+
+  async claimIdempotencyKey (request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
+    const now = request.now.getTime()
+    const values = [request.fingerprint, request.token, now + request.leaseMs, now + request.ttlMs, request.scope, request.key]
+    // IMMEDIATE: the look and the write happen under one write lock, so two claims cannot both win
+    const claim = this.#db.transaction((): IdempotencyClaim => {
+      const row = this.#statements.findIdempotencyKey.get(request.scope, request.key) as IdempotencyKeyRow | undefined
+      if (row === undefined) {
+        this.#statements.insertIdempotencyKey.run(...values)
+        return { outcome: 'claimed' }
+      }
+      const decision = decideClaim({
+        fingerprint: row.fingerprint,
+        token: row.token,
+        lockedUntilMs: row.locked_until,
+        responseStatus: row.response_status,
+        responseBody: row.response_body,
+        expiresAtMs: row.expires_at
+      }, request)
+      if (decision.action === 'answer') return decision.claim
+      this.#statements.takeOverIdempotencyKey.run(...values)
+      return { outcome: 'claimed' }
+    })
+    return this.#run(() => claim.immediate())
+  }
+
+  async releaseIdempotencyKey (claim: IdempotencyCompletion): Promise<void> {
+    this.#run(() => this.#statements.releaseIdempotencyKey.run(claim.scope, claim.key, claim.token))
+  }
+
+  async deleteExpiredIdempotencyKeys (now: Date): Promise<number> {
+    return this.#run(() => this.#statements.deleteExpiredIdempotencyKeys.run(now.getTime()).changes)
   }
 
   async findPetById (id: number): Promise<Pet | undefined> {
@@ -201,6 +252,12 @@ function prepareStatements (db: Database.Database) {
     insertFirstApiKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING id, name, created_at, last_used_at, revoked_at'),
     insertSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
     findSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
+    findIdempotencyKey: db.prepare('SELECT fingerprint, token, locked_until, response_status, response_body, expires_at FROM idempotency_keys WHERE scope = ? AND key = ?'),
+    insertIdempotencyKey: db.prepare('INSERT INTO idempotency_keys (fingerprint, token, locked_until, expires_at, scope, key) VALUES (?, ?, ?, ?, ?, ?)'),
+    takeOverIdempotencyKey: db.prepare('UPDATE idempotency_keys SET fingerprint = ?, token = ?, locked_until = ?, expires_at = ?, response_status = NULL, response_body = NULL WHERE scope = ? AND key = ?'),
+    completeIdempotencyKey: db.prepare('UPDATE idempotency_keys SET token = NULL, locked_until = NULL, response_status = ?, response_body = ? WHERE scope = ? AND key = ? AND token = ?'),
+    releaseIdempotencyKey: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND token = ?'),
+    deleteExpiredIdempotencyKeys: db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?'),
     ping: db.prepare('SELECT 1')
   }
 }

@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto'
+
+/** A strong entity tag (RFC 9110 §8.8.3) for a serialized representation. */
+export function strongEtag (payload: string | Buffer): string {
+  return `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`
+}
+
+/**
+ * Whether `If-None-Match` matches `etag` (RFC 9110 §13.1.2): `*`, or any listed tag equal to it
+ * under the weak comparison (a `W/` prefix on either side is ignored).
+ */
+export function ifNoneMatchMatches (header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false
+  const trimmed = header.trim()
+  if (trimmed === '*') return true
+  const opaque = etag.replace(/^W\//, '')
+  for (const match of trimmed.matchAll(/(?:W\/)?("[^"]*")/g)) {
+    if (match[1] === opaque) return true
+  }
+  return false
+}

@@ -1,0 +1,65 @@
+import type { FastifyServerOptions } from 'fastify'
+import type { LogLevel } from '../config.js'
+
+/** Where log lines go when not stdout (tests read them back). */
+export interface LogStream {
+  write (line: string): void
+}
+
+const REDACTED = '[redacted]'
+
+// headers that carry credentials, wherever a log line includes headers
+const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'req.headers["proxy-authorization"]',
+  'headers.authorization',
+  'headers["x-api-key"]'
+]
+
+// query parameters a client might (wrongly) put a key in; RFC 6750 names access_token
+const SECRET_QUERY_PARAMETER = /^(access_token|api_?key|key|token|auth|authorization|bearer)$/i
+
+/** The URL as logged: the values of parameters that may hold a key are replaced. */
+export function redactUrl (url: string): string {
+  const question = url.indexOf('?')
+  if (question === -1) return url
+  const query = url.slice(question + 1).split('&').map((pair) => {
+    const equals = pair.indexOf('=')
+    const name = equals === -1 ? pair : pair.slice(0, equals)
+    let decoded = name
+    try { decoded = decodeURIComponent(name) } catch {}
+    return equals !== -1 && SECRET_QUERY_PARAMETER.test(decoded) ? `${name}=${REDACTED}` : pair
+  })
+  return `${url.slice(0, question)}?${query.join('&')}`
+}
+
+interface LoggedRequest {
+  method: string
+  url: string
+  host?: string
+  ip?: string
+  socket?: { remotePort?: number }
+}
+
+/**
+ * pino options for the service: JSON lines, the request id on every line about a request
+ * (Fastify adds it), and no key material: credentials in headers and URLs are redacted.
+ */
+export function loggerOptions (level: LogLevel, stream?: LogStream): FastifyServerOptions['logger'] & object {
+  return {
+    level,
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+    serializers: {
+      req: (request: LoggedRequest) => ({
+        method: request.method,
+        url: redactUrl(request.url),
+        host: request.host,
+        remoteAddress: request.ip,
+        remotePort: request.socket?.remotePort
+      })
+    },
+    ...(stream === undefined ? {} : { stream })
+  }
+}

@@ -1,0 +1,15 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+
+/** The header a request id arrives in and is echoed back in. */
+export const REQUEST_ID_HEADER = 'x-request-id'
+
+// what a proxy or client may hand us: ids like UUIDs, ULIDs or "trace-id/span-id"; nothing that
+// could forge a log line or break a header
+const VALID_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+
+/** The incoming `X-Request-Id` when it is a plausible id, else a new UUID (Fastify's `genReqId`). */
+export function requestIdFor (request: IncomingMessage): string {
+  const incoming = request.headers[REQUEST_ID_HEADER]
+  return typeof incoming === 'string' && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID()
+}

@@ -1,0 +1,122 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from './app.js'
+import { ApiError } from './errors.js'
+import type { Pet } from './schemas/pet.js'
+import { IdempotencyClaimLostError } from './store/idempotency.js'
+import type { NewPetRecord, PetStore } from './store/pet-store.js'
+
+/** How long a key's record is kept: a repeat within this replays the first answer. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000
+/** A claim still in flight this long after it was made belongs to a request that died; it is taken over. */
+export const IDEMPOTENCY_LEASE_MS = 60_000
+/** How often expired records are deleted. */
+export const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60_000
+/** Longest Idempotency-Key accepted, in characters (without the quotes of the structured form). */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
+
+// visible ASCII without quote and backslash: a UUID, a ULID or any random token fits
+const KEY_CHARACTERS = /^[\x21\x23-\x5B\x5D-\x7E]+$/
+
+/**
+ * Reads an `Idempotency-Key` header: the IETF draft's structured-field string (`"…"`) or, as
+ * most clients send it, the bare token. Undefined when absent; a 400 naming the header otherwise.
+ */
+export function parseIdempotencyKey (header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined
+  if (Array.isArray(header)) throw new ApiError('invalid_request', 'header "Idempotency-Key" must be sent once')
+  const quoted = /^"(.*)"$/.exec(header)
+  const key = quoted?.[1] ?? header
+  if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH || !KEY_CHARACTERS.test(key)) {
+    throw new ApiError('invalid_request',
+      `header "Idempotency-Key" must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters without spaces, quotes or backslashes (e.g. a UUID), optionally in double quotes`)
+  }
+  return key
+}
+
+/** The same pet asked for twice gives the same fingerprint, whatever the key order or spacing. */
+export function fingerprintOf (pet: NewPetRecord): string {
+  return createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId, pet.status])).digest('base64url')
+}
+
+export interface IdempotentResult {
+  pet: Pet
+  /** True when this is a repeat answered from the record, with nothing created. */
+  replayed: boolean
+}
+
+/**
+ * Creates pets at most once per (API key, Idempotency-Key) within {@link IDEMPOTENCY_TTL_MS}:
+ * claim the key, create the pet and store its answer in one transaction, or replay, or refuse.
+ */
+export class IdempotentCreates {
+  readonly #store: PetStore
+  readonly #clock: Clock
+  readonly #log: FastifyBaseLogger
+  #sweeper: NodeJS.Timeout | undefined
+  #firstSweep: NodeJS.Immediate | undefined
+  #stopped = false
+
+  constructor (store: PetStore, clock: Clock, log: FastifyBaseLogger) {
+    this.#store = store
+    this.#clock = clock
+    this.#log = log
+  }
+
+  async createPet (scope: string, key: string, pet: NewPetRecord): Promise<IdempotentResult> {
+    const token = randomBytes(16).toString('base64url')
+    const claim = await this.#store.claimIdempotencyKey({
+      scope,
+      key,
+      fingerprint: fingerprintOf(pet),
+      token,
+      now: new Date(this.#clock.now()),
+      leaseMs: IDEMPOTENCY_LEASE_MS,
+      ttlMs: IDEMPOTENCY_TTL_MS
+    })
+    switch (claim.outcome) {
+      case 'completed': return { pet: JSON.parse(claim.response.body) as Pet, replayed: true }
+      case 'mismatch': throw new ApiError('idempotency_key_reused', `Idempotency-Key "${key}" was already used with a different request body; use a new key for a new pet.`)
+      case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': '1' })
+      case 'claimed': break
+    }
+    const completion = { scope, key, token }
+    try {
+      return { pet: await this.#store.createPet(pet, completion), replayed: false }
+    } catch (error) {
+      if (error instanceof IdempotencyClaimLostError) {
+        throw new ApiError('idempotency_request_in_progress', `Another request with Idempotency-Key "${key}" took over; retry to get its answer.`, { 'retry-after': '1' })
+      }
+      // nothing was stored, so a retry must run afresh; if this fails too, the lease runs out instead
+      await this.#store.releaseIdempotencyKey(completion).catch((releaseError: unknown) => {
+        this.#log.warn({ err: releaseError }, 'could not release an Idempotency-Key claim; it expires with its lease')
+      })
+      throw error
+    }
+  }
+
+  /** Deletes expired records now; returns how many. */
+  async sweep (): Promise<number> {
+    return this.#store.deleteExpiredIdempotencyKeys(new Date(this.#clock.now()))
+  }
+
+  /** Sweeps now and then every {@link IDEMPOTENCY_SWEEP_INTERVAL_MS} until {@link stop}. */
+  start (): void {
+    const sweep = (): void => {
+      this.sweep().then((deleted) => {
+        if (deleted > 0) this.#log.debug({ deleted }, 'deleted expired Idempotency-Key records')
+      }, (error: unknown) => {
+        if (this.#stopped) return
+        this.#log.warn({ err: error }, 'could not delete expired Idempotency-Key records; trying again later')
+      })
+    }
+    this.#sweeper = setInterval(sweep, IDEMPOTENCY_SWEEP_INTERVAL_MS).unref()
+    this.#firstSweep = setImmediate(sweep)
+  }
+
+  stop (): void {
+    this.#stopped = true
+    clearInterval(this.#sweeper)
+    clearImmediate(this.#firstSweep)
+  }
+}

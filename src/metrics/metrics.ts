@@ -1,0 +1,60 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+// seconds; most answers take well under a millisecond, a store outage up to a few seconds
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/**
+ * The service's Prometheus metrics, in a registry of their own (one per app, so tests can
+ * build several apps in one process). Served by `metrics-server.ts` on `METRICS_PORT`.
+ */
+export class Metrics {
+  readonly registry = new Registry()
+
+  readonly requests = new Counter({
+    name: 'petstore_http_requests_total',
+    help: 'HTTP answers, by operation id (or route for unversioned routes) and status.',
+    labelNames: ['operation', 'method', 'status'] as const,
+    registers: [this.registry]
+  })
+
+  readonly requestDuration = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'Time from receiving a request to sending its answer, by operation and status.',
+    labelNames: ['operation', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry]
+  })
+
+  readonly storeDuration = new Histogram({
+    name: 'petstore_store_query_duration_seconds',
+    help: 'Time of each store call (one or a few SQL statements), by store method and outcome.',
+    labelNames: ['method', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry]
+  })
+
+  readonly rateLimitRejections = new Counter({
+    name: 'petstore_rate_limit_rejections_total',
+    help: 'Requests answered 429, by rate-limit policy.',
+    labelNames: ['policy'] as const,
+    registers: [this.registry]
+  })
+
+  readonly rateLimitStoreErrors = new Counter({
+    name: 'petstore_rate_limit_store_errors_total',
+    help: 'Rate-limit checks skipped because the counter store (Redis) failed; those requests were served unlimited.',
+    registers: [this.registry]
+  })
+
+  readonly deprecatedCalls = new Counter({
+    name: 'petstore_deprecated_operation_calls_total',
+    help: 'Authenticated calls of deprecated operations, by operation and API key name: who still calls them before the sunset.',
+    labelNames: ['operation', 'api_key'] as const,
+    registers: [this.registry]
+  })
+
+  /** Adds Node's process metrics (CPU, memory, event loop, GC); only for a process that serves metrics. */
+  collectProcessMetrics (): void {
+    collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })
+  }
+}

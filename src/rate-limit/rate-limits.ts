@@ -1,0 +1,145 @@
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Redis } from 'ioredis'
+import { LRUCache } from 'lru-cache'
+import { ApiError } from '../errors.js'
+import { addressBucket } from './client-address.js'
+
+/** A limit as the IETF RateLimit header fields name it: a quota per window. */
+export interface RateLimitPolicy {
+  /** The policy's name in `RateLimit-Policy` and `RateLimit`. */
+  name: string
+  /** Requests allowed per window. */
+  quota: number
+  windowMs: number
+}
+
+export interface RateLimitsOptions {
+  /** Per API key; undefined when per-key limiting is off. */
+  perKey: RateLimitPolicy | undefined
+  /** Failed authentications per client address. */
+  failedAuth: RateLimitPolicy
+  /** Shared counters; undefined: this instance counts alone, in memory. */
+  redis: Redis | undefined
+  /** Prefix of every Redis key, so deployments sharing a Redis never share counters. */
+  namespace: string
+  onRejected: (policy: RateLimitPolicy) => void
+  onStoreError: (error: unknown) => void
+}
+
+interface Count {
+  remaining: number
+  resetSeconds: number
+  exceeded: boolean
+}
+
+type Limiter = (request: FastifyRequest) => Promise<Count | undefined>
+
+// the most client addresses remembered as blocked at once; bounds memory under a spread-out attack
+const MAX_BLOCKED_ADDRESSES = 100_000
+
+/**
+ * Fixed-window limits on top of @fastify/rate-limit's counters (in memory, or in Redis shared by
+ * every instance). Answers carry the IETF `RateLimit-Policy` and `RateLimit` fields; over a
+ * limit is a 429 Error with `Retry-After`. When the counter store fails, requests are served
+ * (fail open) and the failure is reported to `onStoreError`.
+ */
+export class RateLimits {
+  readonly #options: RateLimitsOptions
+  readonly #perKey: Limiter | undefined
+  readonly #failedAuth: Limiter
+  // addresses over the failed-auth limit, until their window ends: checked before any key is looked at
+  readonly #blockedUntil = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES })
+
+  private constructor (app: FastifyInstance, options: RateLimitsOptions) {
+    this.#options = options
+    this.#perKey = options.perKey === undefined
+      ? undefined
+      : this.#limiter(app, options.perKey, (request) => request.apiKey?.scope ?? 'none')
+    this.#failedAuth = this.#limiter(app, options.failedAuth, (request) => `address:${addressBucket(request.ip)}`)
+  }
+
+  static async register (app: FastifyInstance, options: RateLimitsOptions): Promise<RateLimits> {
+    await app.register(rateLimit, {
+      global: false,
+      // errors reach this module, which serves anyway but reports them
+      skipOnError: false,
+      cache: 10_000,
+      ...(options.redis === undefined ? {} : { redis: options.redis, nameSpace: options.namespace })
+    })
+    return new RateLimits(app, options)
+  }
+
+  /** Counts a request of an authenticated key; throws a 429 when the key is over its limit. */
+  async consumeForKey (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (this.#perKey === undefined || this.#options.perKey === undefined) return
+    await this.#consume(this.#perKey, this.#options.perKey, request, reply)
+  }
+
+  /** Throws a 429 when the request's address is over the failed-authentication limit. */
+  assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): void {
+    const bucket = addressBucket(request.ip)
+    const until = this.#blockedUntil.get(bucket)
+    if (until === undefined) return
+    const left = until - Date.now()
+    if (left <= 0) {
+      this.#blockedUntil.delete(bucket)
+      return
+    }
+    const policy = this.#options.failedAuth
+    const resetSeconds = Math.ceil(left / 1000)
+    setHeaders(reply, policy, { remaining: 0, resetSeconds, exceeded: true })
+    this.#options.onRejected(policy)
+    throw tooMany(policy, resetSeconds, 'Too many failed authentications from this address')
+  }
+
+  /** Counts a failed authentication of the request's address (never throws: the 401 goes out). */
+  async recordFailedAuth (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const policy = this.#options.failedAuth
+    const count = await this.#count(this.#failedAuth, request)
+    if (count === undefined) return
+    setHeaders(reply, policy, count)
+    if (count.exceeded || count.remaining === 0) {
+      this.#blockedUntil.set(addressBucket(request.ip), Date.now() + count.resetSeconds * 1000)
+    }
+  }
+
+  async #consume (limiter: Limiter, policy: RateLimitPolicy, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const count = await this.#count(limiter, request)
+    if (count === undefined) return
+    setHeaders(reply, policy, count)
+    if (count.exceeded) {
+      this.#options.onRejected(policy)
+      throw tooMany(policy, count.resetSeconds, 'Too many requests for this API key')
+    }
+  }
+
+  async #count (limiter: Limiter, request: FastifyRequest): Promise<Count | undefined> {
+    try {
+      return await limiter(request)
+    } catch (error) {
+      this.#options.onStoreError(error)
+      return undefined
+    }
+  }
+
+  #limiter (app: FastifyInstance, policy: RateLimitPolicy, keyGenerator: (request: FastifyRequest) => string): Limiter {
+    const check = app.createRateLimit({ max: policy.quota, timeWindow: policy.windowMs, keyGenerator })
+    return async (request) => {
+      const result = await check(request)
+      if (result.isAllowed) return undefined
+      return { remaining: result.remaining, resetSeconds: Math.max(1, result.ttlInSeconds), exceeded: result.isExceeded }
+    }
+  }
+}
+
+function setHeaders (reply: FastifyReply, policy: RateLimitPolicy, count: Count): void {
+  reply.header('ratelimit-policy', `"${policy.name}";q=${policy.quota};w=${Math.ceil(policy.windowMs / 1000)}`)
+  reply.header('ratelimit', `"${policy.name}";r=${count.remaining};t=${count.resetSeconds}`)
+}
+
+function tooMany (policy: RateLimitPolicy, resetSeconds: number, what: string): ApiError {
+  return new ApiError('rate_limited',
+    `${what}: at most ${policy.quota} per ${Math.ceil(policy.windowMs / 1000)} s (policy "${policy.name}"); retry in ${resetSeconds} s.`,
+    { 'retry-after': String(resetSeconds) })
+}

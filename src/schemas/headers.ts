@@ -1,0 +1,21 @@
+import { Type } from '@sinclair/typebox'
+
+/** Request headers of `createPet` (names in lower case: Node hands them to validation so). */
+export const CreatePetHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    // the length and characters are checked by parseIdempotencyKey (src/idempotency.ts), whose message says what is allowed
+    minLength: 1,
+    description: 'Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new pet, e.g. a UUID, ' +
+      'as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. ' +
+      'A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer ' +
+      'and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; ' +
+      'a repeat while the first is still being processed is 409 `idempotency_request_in_progress`.'
+  }))
+})
+
+/** Request headers of `getPet`. */
+export const GetPetHeadersSchema = Type.Object({
+  'if-none-match': Type.Optional(Type.String({
+    description: 'An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body.'
+  }))
+})
