@@ -24,6 +24,7 @@ export async function addSecurityHeaders (app: FastifyInstance, corsOrigins: rea
     // JSON is never embedded by another site; a cross-origin fetch (CORS) is not affected by this
     crossOriginResourcePolicy: { policy: 'same-origin' },
     referrerPolicy: { policy: 'no-referrer' },
+    frameguard: { action: 'deny' },
     // TLS is terminated in front of the service in production; the header is harmless over plain HTTP
     strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true }
   })

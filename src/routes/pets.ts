@@ -145,7 +145,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       const etag = strongEtag(payload)
       reply.header('etag', etag).header('cache-control', 'private, no-cache')
       if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) return payload
-      reply.code(304)
+      reply.code(304).removeHeader('content-type')
       return ''
     },
     // before validation: once removed, the operation is gone whatever the id looks like

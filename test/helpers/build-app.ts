@@ -3,6 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp, type Clock } from '../../src/app.js'
 import { generateApiKey, hashApiKey } from '../../src/auth/api-keys.js'
 import { loadConfig, type Config } from '../../src/config.js'
+import type { LogStream } from '../../src/http/logging.js'
 import { freshDatabaseUrl, type StoreKind } from './databases.js'
 
 export { testStores, type StoreKind } from './databases.js'
@@ -18,6 +19,8 @@ export interface TestAppOptions {
   databaseUrl?: string
   /** Create an API key in the store (default true). */
   withKey?: boolean
+  /** Receives the app's log lines (then LOG_LEVEL defaults to trace instead of silent). */
+  logStream?: LogStream
 }
 
 export interface TestApp {
@@ -34,8 +37,12 @@ export interface TestApp {
 /** Builds the real app on its own store (a SQLite file or a PostgreSQL schema); closed when the test ends. */
 export async function buildTestApp (t: TestContext, options: TestAppOptions = {}): Promise<TestApp> {
   const databaseUrl = options.databaseUrl ?? await freshDatabaseUrl(t, options.store ?? 'sqlite')
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env, DATABASE_URL: databaseUrl })
-  const app = await buildApp({ config, ...(options.clock === undefined ? {} : { clock: options.clock }) })
+  const config = loadConfig({ LOG_LEVEL: options.logStream === undefined ? 'silent' : 'trace', ...options.env, DATABASE_URL: databaseUrl })
+  const app = await buildApp({
+    config,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.logStream === undefined ? {} : { logStream: options.logStream })
+  })
   t.after(() => app.close())
   let key = ''
   if (options.withKey ?? true) {
