@@ -7,7 +7,10 @@ import type { TestContext } from 'node:test'
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /** Settings a developer's shell may carry that would change what a child process does. */
-const PETSTORE_VARIABLES = ['PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL', 'LOG_LEVEL']
+const PETSTORE_VARIABLES = [
+  'PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL', 'LOG_LEVEL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS',
+  'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT', 'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY'
+]
 
 /** The test runner's environment without any petstore setting, plus `overrides`. */
 export function childEnv (overrides: Record<string, string>): NodeJS.ProcessEnv {
