@@ -2,6 +2,8 @@ import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { storeWaitBoundMs, type Config } from './config.js'
 import { BODY_LIMIT_BYTES, ERROR_CODES } from './errors.js'
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency.js'
+import { RATE_LIMIT_HEADERS, type HeaderSpec } from './schemas/responses.js'
 import { PET_NAME_MAX_LENGTH } from './schemas/pet.js'
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from './schemas/query.js'
 
@@ -62,11 +64,68 @@ parameters are ignored.
 \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link: <…/v1/pets>; rel="successor-version"\`,
 and from the sunset instant on it answers 410 \`gone\`. Use \`GET /pets\` with the \`status\` filter.
 
+## Safe retries
+\`POST /pets\` takes an optional \`Idempotency-Key\` header (IETF httpapi draft): a unique value per new
+pet, such as a UUID (1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters, bare or as a quoted string). The first request
+with a key is processed. A repeat with the same key and the same body (compared by meaning: key order,
+spacing and an omitted default \`status\` do not matter), from the same API key within 24 hours, gets the
+first answer again with \`Idempotent-Replayed: true\` and creates nothing. The same key with another
+body is 422 \`idempotency_key_reused\`; a repeat while the first is still being processed is 409
+\`idempotency_request_in_progress\` (retry after \`Retry-After\`). Keys belong to the API key that sent
+them and hold across restarts and instances; a request that failed (400, 503) does not use its key up.
+So a client that retries a timed-out create with its key never makes a duplicate pet.
+
+\`GET /pets/{petId}\` answers with a strong \`ETag\`; \`If-None-Match\` with it answers 304 without a body.
+
+## Rate limits
+${describeRateLimits(config)} Every answer of an operation carries the IETF
+\`RateLimit-Policy\` and \`RateLimit\` fields (\`"per-key";q=<quota>;w=<seconds>\` and
+\`"per-key";r=<remaining>;t=<seconds to reset>\`); over the limit is 429 \`rate_limited\` with
+\`Retry-After\`. Failed authentications (401) are limited per client address to ${config.authFailureLimit} a minute (policy
+\`failed-auth\`); past that, requests from the address get 429 before any key is checked, valid or not,
+until the minute is over. If the rate-limit store is unreachable, requests are served unlimited.
+
+## Request ids and browsers
+Every answer carries \`X-Request-Id\`: the request's own when it sent a valid one (1–128 characters of
+\`A-Z a-z 0-9 . _ : @ / + = -\`), else a new UUID. Quote it when reporting a problem. ${config.corsOrigins.length === 0
+    ? 'Browser calls from other origins (CORS) are not enabled on this deployment.'
+    : `Browser calls (CORS) are allowed from ${config.corsOrigins.map((origin) => `\`${origin}\``).join(', ')}.`}
+
 ## Availability
 When the database cannot be reached, operations answer 503 \`service_unavailable\` with
 \`Retry-After: 1\` within a bounded time (${storeWaitBoundMs(config.database) / 1000} s at most here) instead of hanging, and the
 service recovers by itself when the database is back. A 503 to \`POST /pets\` does not tell whether
-the pet was stored: list the catalogue before creating it again.`
+the pet was stored: retry it with the same \`Idempotency-Key\` (or list the catalogue before creating it again).`
+}
+
+function describeRateLimits (config: Config): string {
+  if (config.rateLimitMax === 0) return 'This deployment sets no per-key request limit.'
+  const shared = config.redisUrl === undefined ? 'counted by each instance' : 'counted across all instances'
+  return `Each API key may make ${config.rateLimitMax} requests per ${config.rateLimitWindowMs / 1000} s (a fixed window, ${shared}).`
+}
+
+// on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
+const REQUEST_ID_HEADER_SPEC: HeaderSpec = { type: 'string', description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.' }
+
+type Responses = Record<string, { headers?: Record<string, unknown> }>
+type Operation = { security?: unknown[], responses?: Responses }
+
+/** Adds the headers every answer carries to each response of the document, so they are written once. */
+function addCommonResponseHeaders (document: { paths?: Record<string, Record<string, unknown>> }, rateLimited: boolean): void {
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(path) as Operation[]) {
+      const authenticated = operation.security === undefined || operation.security.length > 0
+      for (const response of Object.values(operation.responses ?? {})) {
+        const extra: Record<string, HeaderSpec> = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC }
+        if (authenticated && rateLimited) Object.assign(extra, RATE_LIMIT_HEADERS)
+        response.headers = {
+          ...response.headers,
+          ...Object.fromEntries(Object.entries(extra).map(([name, { type, description, example }]) =>
+            [name, { description, schema: { type, ...(example === undefined ? {} : { example }) } }]))
+        }
+      }
+    }
+  }
 }
 
 /** Registers @fastify/swagger; it builds the document from the schemas of the routes registered after it. */
@@ -93,6 +152,11 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
         }
       },
       security: [{ bearerAuth: [] }]
+    },
+    transformObject: (documentObject) => {
+      const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
+      addCommonResponseHeaders(document as Parameters<typeof addCommonResponseHeaders>[0], config.rateLimitMax > 0)
+      return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …
     refResolver: {
