@@ -177,7 +177,8 @@ export function handleClientError (this: FastifyInstance, error: Error & { code?
     : error.code === 'HPE_HEADER_OVERFLOW'
       ? new ApiError('headers_too_large')
       : new ApiError('invalid_request', 'The request is not valid HTTP/1.1.')
-  this.log.debug({ err: error }, 'client error')
+  // code and message only: Node's parse errors carry the raw request bytes, headers (and keys) included
+  this.log.debug({ code: error.code, reason: error.message }, 'client error')
   if (socket.writable) {
     const body = JSON.stringify(apiError.toBody())
     socket.write(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -19,10 +19,13 @@ const REDACT_PATHS = [
 ]
 
 // query parameters a client might (wrongly) put a key in; RFC 6750 names access_token
-const SECRET_QUERY_PARAMETER = /^(access_token|api_?key|key|token|auth|authorization|bearer)$/i
+const SECRET_QUERY_PARAMETER = /^(x[-_]?)?(access[-_]?token|api[-_]?key|key|token|auth|authorization|bearer)$/i
+// a key this service issued, wherever it appears in a URL (path, bare query item)
+const ISSUED_KEY = /petstore_[A-Za-z0-9_-]{43}/g
 
 /** The URL as logged: the values of parameters that may hold a key are replaced. */
-export function redactUrl (url: string): string {
+export function redactUrl (rawUrl: string): string {
+  const url = rawUrl.replace(ISSUED_KEY, REDACTED)
   const question = url.indexOf('?')
   if (question === -1) return url
   const query = url.slice(question + 1).split('&').map((pair) => {
