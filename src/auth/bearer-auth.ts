@@ -15,8 +15,8 @@ export interface AuthenticatedKey {
 
 /** Limits on failed authentications, consulted before a key is looked at. */
 export interface FailedAuthGuard {
-  /** Throws (a 429) when the request's address may not try a key now. */
-  assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): void
+  /** Rejects (with a 429) when the request's address may not try a key now. */
+  assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** Counts one failed authentication of the request's address. */
   recordFailedAuth (request: FastifyRequest, reply: FastifyReply): Promise<void>
 }
@@ -106,7 +106,7 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
   app.decorateRequest('apiKey', null)
   app.addHook('onRequest', async (request, reply) => {
     // before the key is checked: a blocked address learns nothing, not even whether a guess was right
-    options.guard.assertAddressNotBlocked(request, reply)
+    await options.guard.assertAddressNotBlocked(request, reply)
     try {
       request.apiKey = await authenticate(request)
     } catch (error) {

@@ -1,7 +1,6 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import { LRUCache } from 'lru-cache'
 import { ApiError } from '../errors.js'
 import { addressBucket } from './client-address.js'
 
@@ -33,10 +32,8 @@ interface Count {
   exceeded: boolean
 }
 
-type Limiter = (request: FastifyRequest) => Promise<Count | undefined>
-
-// the most client addresses remembered as blocked at once; bounds memory under a spread-out attack
-const MAX_BLOCKED_ADDRESSES = 100_000
+/** Counts one more request (or, with `peek`, only reads the count) under a policy. */
+type Limiter = (request: FastifyRequest, peek?: boolean) => Promise<Count | undefined>
 
 /**
  * Fixed-window limits on top of @fastify/rate-limit's counters (in memory, or in Redis shared by
@@ -48,8 +45,6 @@ export class RateLimits {
   readonly #options: RateLimitsOptions
   readonly #perKey: Limiter | undefined
   readonly #failedAuth: Limiter
-  // addresses over the failed-auth limit, until their window ends: checked before any key is looked at
-  readonly #blockedUntil = new LRUCache<string, number>({ max: MAX_BLOCKED_ADDRESSES })
 
   private constructor (app: FastifyInstance, options: RateLimitsOptions) {
     this.#options = options
@@ -76,32 +71,23 @@ export class RateLimits {
     await this.#consume(this.#perKey, this.#options.perKey, request, reply)
   }
 
-  /** Throws a 429 when the request's address is over the failed-authentication limit. */
-  assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): void {
-    const bucket = addressBucket(request.ip)
-    const until = this.#blockedUntil.get(bucket)
-    if (until === undefined) return
-    const left = until - Date.now()
-    if (left <= 0) {
-      this.#blockedUntil.delete(bucket)
-      return
-    }
+  /**
+   * Throws a 429 when the request's address has used up its failed authentications. It reads
+   * the shared count (every instance's failures), so no instance checks a blocked address's key.
+   */
+  async assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const policy = this.#options.failedAuth
-    const resetSeconds = Math.ceil(left / 1000)
-    setHeaders(reply, policy, { remaining: 0, resetSeconds, exceeded: true })
+    const count = await this.#count(this.#failedAuth, request, true)
+    if (count === undefined || count.remaining > 0) return
+    setHeaders(reply, policy, count)
     this.#options.onRejected(policy)
-    throw tooMany(policy, resetSeconds, 'Too many failed authentications from this address')
+    throw tooMany(policy, count.resetSeconds, 'Too many failed authentications from this address')
   }
 
   /** Counts a failed authentication of the request's address (never throws: the 401 goes out). */
   async recordFailedAuth (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const policy = this.#options.failedAuth
     const count = await this.#count(this.#failedAuth, request)
-    if (count === undefined) return
-    setHeaders(reply, policy, count)
-    if (count.exceeded || count.remaining === 0) {
-      this.#blockedUntil.set(addressBucket(request.ip), Date.now() + count.resetSeconds * 1000)
-    }
+    if (count !== undefined) setHeaders(reply, this.#options.failedAuth, count)
   }
 
   async #consume (limiter: Limiter, policy: RateLimitPolicy, request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -114,9 +100,9 @@ export class RateLimits {
     }
   }
 
-  async #count (limiter: Limiter, request: FastifyRequest): Promise<Count | undefined> {
+  async #count (limiter: Limiter, request: FastifyRequest, peek = false): Promise<Count | undefined> {
     try {
-      return await limiter(request)
+      return await limiter(request, peek)
     } catch (error) {
       this.#options.onStoreError(error)
       return undefined
@@ -125,8 +111,8 @@ export class RateLimits {
 
   #limiter (app: FastifyInstance, policy: RateLimitPolicy, keyGenerator: (request: FastifyRequest) => string): Limiter {
     const check = app.createRateLimit({ max: policy.quota, timeWindow: policy.windowMs, keyGenerator })
-    return async (request) => {
-      const result = await check(request)
+    return async (request, peek = false) => {
+      const result = await check(request, { increment: !peek })
       if (result.isAllowed) return undefined
       return { remaining: result.remaining, resetSeconds: Math.max(1, result.ttlInSeconds), exceeded: result.isExceeded }
     }
