@@ -3,8 +3,7 @@ import { Type } from '@sinclair/typebox'
 /** Request headers of `createPet` (names in lower case: Node hands them to validation so). */
 export const CreatePetHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(Type.String({
-    // the length and characters are checked by parseIdempotencyKey (src/idempotency.ts), whose message says what is allowed
-    minLength: 1,
+    // length and characters are checked by parseIdempotencyKey (src/idempotency.ts): one message says what is allowed
     description: 'Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new pet, e.g. a UUID, ' +
       'as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. ' +
       'A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer ' +

@@ -49,18 +49,16 @@ export type ClaimDecision = { action: 'take_over' } | { action: 'answer', claim:
 
 /**
  * The one rule for a key that already has a record, shared by both stores: an expired record
- * or an abandoned claim is taken over; otherwise another body is a mismatch, a claim still held
- * is in flight, and a completed record is replayed.
+ * or an abandoned claim (whatever its body) is taken over; otherwise another body is a mismatch,
+ * a claim still held is in flight, and a completed record is replayed.
  */
 export function decideClaim (row: IdempotencyRow, request: IdempotencyClaimRequest): ClaimDecision {
   const now = request.now.getTime()
   if (row.expiresAtMs <= now) return { action: 'take_over' }
+  // nothing was ever stored under an abandoned claim, so whatever the body, the key is free again
+  if (row.token !== null && (row.lockedUntilMs ?? 0) <= now) return { action: 'take_over' }
   if (row.fingerprint !== request.fingerprint) return { action: 'answer', claim: { outcome: 'mismatch' } }
-  if (row.token !== null) {
-    return (row.lockedUntilMs ?? 0) <= now
-      ? { action: 'take_over' }
-      : { action: 'answer', claim: { outcome: 'in_flight' } }
-  }
+  if (row.token !== null) return { action: 'answer', claim: { outcome: 'in_flight' } }
   if (row.responseStatus === null || row.responseBody === null) return { action: 'take_over' }
   return { action: 'answer', claim: { outcome: 'completed', response: { status: row.responseStatus, body: row.responseBody } } }
 }
