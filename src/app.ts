@@ -69,7 +69,19 @@ export const REQUEST_TIMEOUT_MS = 10_000
  * registers every route. It never listens; `server.ts` does. Closing the app closes the store.
  */
 export async function buildApp ({ config, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = createFastify(config, logStream)
+  try {
+    await assemble(app, config, clock)
+  } catch (error) {
+    // whatever was opened so far (store, Redis) is closed by its onClose hook
+    await app.close().catch(() => {})
+    throw error
+  }
+  return app
+}
+
+function createFastify (config: Config, logStream: LogStream | undefined) {
+  return Fastify({
     logger: loggerOptions(config.logLevel, logStream),
     // a valid incoming X-Request-Id is kept (a proxy's or a client's), else one is generated
     genReqId: requestIdFor,
@@ -91,7 +103,10 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
     // replaced by the onRequest hook below, which answers in the Error shape
     return503OnClosing: false
   }).withTypeProvider<TypeBoxTypeProvider>()
+}
 
+/** Registers everything on the app: hooks, store, limits, routes. */
+async function assemble (app: ReturnType<typeof createFastify>, config: Config, clock: Clock): Promise<void> {
   const registeredRoutes: RegisteredRoute[] = []
   app.decorate('registeredRoutes', registeredRoutes)
   app.addHook('onRoute', (route) => {
@@ -162,8 +177,6 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
     await v1.register(pets)
     await v1.register(orders)
   }, { prefix: '/v1' })
-
-  return app
 }
 
 /** Rate limits with counters in Redis when `REDIS_URL` is set (shared by all instances), else in memory. */
@@ -182,9 +195,11 @@ async function registerRateLimits (app: FastifyInstance, config: Config, metrics
     onStoreError: (error) => {
       metrics.rateLimitStoreErrors.inc()
       // at most one line per 10 s: an outage must not flood the log
-      if (Date.now() - lastErrorLoggedAt < 10_000) return
+      if (error === undefined || Date.now() - lastErrorLoggedAt < 10_000) return
       lastErrorLoggedAt = Date.now()
-      app.log.warn({ err: error }, 'rate-limit check skipped: the counter store failed (fail open)')
+      // code and message only: a Redis error carries the failed command, which may hold a password
+      const { code, message } = error as { code?: unknown, message?: unknown }
+      app.log.warn({ code, reason: message }, 'rate-limit check skipped: the counter store failed (fail open)')
     }
   })
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { REQUEST_ID_HEADER } from './http/request-id.js'
 
 /**
  * The one catalogue of error codes: each has its HTTP status and a default message.
@@ -39,8 +40,8 @@ export interface ErrorBody {
   status: number
 }
 
-// Sent with every 503: the outage is usually brief, and clients that honour it spread their retries
-const RETRY_AFTER_SECONDS = '1'
+// Sent with every 503 (and 409 in-progress): the wait is usually brief, and clients that honour it spread their retries
+export const RETRY_AFTER_SECONDS = '1'
 
 /** An error meant for the client: its code, status and message go out as they are. */
 export class ApiError extends Error {
@@ -190,5 +191,5 @@ export function handleClientError (this: FastifyInstance, error: Error & { code?
 /** Sends an {@link ApiError} as the Error body, with its headers. */
 export function sendError (reply: FastifyReply, error: ApiError): FastifyReply {
   // also for failures before any hook ran (a malformed URL), so every answer names its request
-  return reply.code(error.status).header('x-request-id', reply.request.id).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())
+  return reply.code(error.status).header(REQUEST_ID_HEADER, reply.request.id).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from './app.js'
-import { ApiError } from './errors.js'
+import { ApiError, RETRY_AFTER_SECONDS } from './errors.js'
 import type { Pet } from './schemas/pet.js'
 import { IdempotencyClaimLostError } from './store/idempotency.js'
 import type { NewPetRecord, PetStore } from './store/pet-store.js'
@@ -40,6 +40,8 @@ export function fingerprintOf (pet: NewPetRecord): string {
 }
 
 export interface IdempotentResult {
+  /** The status the first request got (201). */
+  status: number
   pet: Pet
   /** True when this is a repeat answered from the record, with nothing created. */
   replayed: boolean
@@ -75,17 +77,17 @@ export class IdempotentCreates {
       ttlMs: IDEMPOTENCY_TTL_MS
     })
     switch (claim.outcome) {
-      case 'completed': return { pet: JSON.parse(claim.response.body) as Pet, replayed: true }
+      case 'completed': return { status: claim.response.status, pet: JSON.parse(claim.response.body) as Pet, replayed: true }
       case 'mismatch': throw new ApiError('idempotency_key_reused', `Idempotency-Key "${key}" was already used with a different request body; use a new key for a new pet.`)
-      case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': '1' })
+      case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': RETRY_AFTER_SECONDS })
       case 'claimed': break
     }
     const completion = { scope, key, token }
     try {
-      return { pet: await this.#store.createPet(pet, completion), replayed: false }
+      return { status: 201, pet: await this.#store.createPet(pet, completion), replayed: false }
     } catch (error) {
       if (error instanceof IdempotencyClaimLostError) {
-        throw new ApiError('idempotency_request_in_progress', `Another request with Idempotency-Key "${key}" took over; retry to get its answer.`, { 'retry-after': '1' })
+        throw new ApiError('idempotency_request_in_progress', `Another request with Idempotency-Key "${key}" took over; retry to get its answer.`, { 'retry-after': RETRY_AFTER_SECONDS })
       }
       // nothing was stored, so a retry must run afresh; if this fails too, the lease runs out instead
       await this.#store.releaseIdempotencyKey(completion).catch((releaseError: unknown) => {

@@ -78,12 +78,11 @@ So a client that retries a timed-out create with its key never makes a duplicate
 \`GET /pets/{petId}\` answers with a strong \`ETag\`; \`If-None-Match\` with it answers 304 without a body.
 
 ## Rate limits
-${describeRateLimits(config)} Every answer of an operation carries the IETF
-\`RateLimit-Policy\` and \`RateLimit\` fields (\`"per-key";q=<quota>;w=<seconds>\` and
-\`"per-key";r=<remaining>;t=<seconds to reset>\`); over the limit is 429 \`rate_limited\` with
-\`Retry-After\`. Failed authentications (401) are limited per client address to ${config.authFailureLimit} a minute (policy
-\`failed-auth\`); past that, requests from the address get 429 before any key is checked, valid or not,
-until the minute is over. If the rate-limit store is unreachable, requests are served unlimited.
+${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
+a request without any key does not count) are limited per client address to ${config.authFailureLimit} a minute (policy
+\`failed-auth\`, whose fields a 401 carries); past that, requests from the address get 429 before any
+key is checked, valid or not, until the minute is over. If the rate-limit store is unreachable,
+requests are served unlimited and without these fields.
 
 ## Request ids and browsers
 Every answer carries \`X-Request-Id\`: the request's own when it sent a valid one (1–128 characters of
@@ -101,7 +100,10 @@ the pet was stored: retry it with the same \`Idempotency-Key\` (or list the cata
 function describeRateLimits (config: Config): string {
   if (config.rateLimitMax === 0) return 'This deployment sets no per-key request limit.'
   const shared = config.redisUrl === undefined ? 'counted by each instance' : 'counted across all instances'
-  return `Each API key may make ${config.rateLimitMax} requests per ${config.rateLimitWindowMs / 1000} s (a fixed window, ${shared}).`
+  return `Each API key may make ${config.rateLimitMax} requests per ${config.rateLimitWindowMs / 1000} s (a fixed window, ${shared}). ` +
+    'Every answer of an operation carries the IETF `RateLimit-Policy` and `RateLimit` fields ' +
+    '(`"per-key";q=<quota>;w=<seconds>` and `"per-key";r=<remaining>;t=<seconds to reset>`); over the limit is 429 ' +
+    '`rate_limited` with `Retry-After`.'
 }
 
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields

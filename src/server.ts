@@ -17,6 +17,7 @@ async function start (config: Config): Promise<void> {
   closeWithGrace({ delay: DRAIN_TIMEOUT_MS, logger: app.log }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an unexpected error')
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    metricsServer?.closeAllConnections()
     metricsServer?.close()
     await app.close()
   })
@@ -26,14 +27,18 @@ async function start (config: Config): Promise<void> {
 
   // before listening, so the key works on the first request the server answers
   const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)
-  await app.listen({ port: config.port, host: config.host })
-  if (config.metricsPort !== undefined) {
-    app.metrics.collectProcessMetrics()
-    metricsServer = await startMetricsServer(app.metrics.registry, config.metricsPort, config.host, app.log)
-    app.log.info({ address: metricsServer.address() }, 'metrics served at GET /metrics')
+  try {
+    await app.listen({ port: config.port, host: config.host })
+    if (config.metricsPort !== undefined) {
+      app.metrics.collectProcessMetrics()
+      metricsServer = await startMetricsServer(app.metrics.registry, config.metricsPort, config.host, app.log)
+      app.log.info({ address: metricsServer.address() }, 'metrics served at GET /metrics')
+    }
+    app.log.info({ store: app.store.description }, 'petstore ready')
+  } finally {
+    // also when a port is taken: the key is stored already, and this is the only time it can be shown
+    if (key !== undefined) printBootstrapKey(key, config)
   }
-  app.log.info({ store: app.store.description }, 'petstore ready')
-  if (key !== undefined) printBootstrapKey(key, config)
 }
 
 function printBootstrapKey (key: string, config: Config): void {

@@ -110,7 +110,10 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     try {
       request.apiKey = await authenticate(request)
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'unauthorized') await options.guard.recordFailedAuth(request, reply)
+      // a request without any key guesses nothing: counting it would let anyone lock out an address
+      if (error instanceof ApiError && error.code === 'unauthorized' && request.headers.authorization !== undefined) {
+        await options.guard.recordFailedAuth(request, reply)
+      }
       throw error
     }
   })

@@ -23,6 +23,7 @@ export interface RateLimitsOptions {
   /** Prefix of every Redis key, so deployments sharing a Redis never share counters. */
   namespace: string
   onRejected: (policy: RateLimitPolicy) => void
+  /** A check was skipped: the store failed (`error`), or failed a moment ago (undefined). */
   onStoreError: (error: unknown) => void
 }
 
@@ -31,6 +32,9 @@ interface Count {
   resetSeconds: number
   exceeded: boolean
 }
+
+// how long checks are skipped after the counter store failed
+const STORE_FAILURE_BACKOFF_MS = 1000
 
 /** Counts one more request (or, with `peek`, only reads the count) under a policy. */
 type Limiter = (request: FastifyRequest, peek?: boolean) => Promise<Count | undefined>
@@ -45,6 +49,9 @@ export class RateLimits {
   readonly #options: RateLimitsOptions
   readonly #perKey: Limiter | undefined
   readonly #failedAuth: Limiter
+  // after a counter-store failure, checks are skipped for a moment: a Redis that stopped answering
+  // would otherwise cost every request a timeout
+  #skipUntil = 0
 
   private constructor (app: FastifyInstance, options: RateLimitsOptions) {
     this.#options = options
@@ -59,7 +66,6 @@ export class RateLimits {
       global: false,
       // errors reach this module, which serves anyway but reports them
       skipOnError: false,
-      cache: 10_000,
       ...(options.redis === undefined ? {} : { redis: options.redis, nameSpace: options.namespace })
     })
     return new RateLimits(app, options)
@@ -101,9 +107,14 @@ export class RateLimits {
   }
 
   async #count (limiter: Limiter, request: FastifyRequest, peek = false): Promise<Count | undefined> {
+    if (Date.now() < this.#skipUntil) {
+      this.#options.onStoreError(undefined)
+      return undefined
+    }
     try {
       return await limiter(request, peek)
     } catch (error) {
+      this.#skipUntil = Date.now() + STORE_FAILURE_BACKOFF_MS
       this.#options.onStoreError(error)
       return undefined
     }

@@ -22,10 +22,11 @@ export async function connectRedis (url: string, log: FastifyBaseLogger): Promis
     retryStrategy: (attempt) => Math.min(attempt * 100, 2000)
   })
   let healthy = true
-  redis.on('error', (error: Error) => {
+  redis.on('error', (error: Error & { code?: string }) => {
     if (!healthy) return
     healthy = false
-    log.warn({ err: error }, 'Redis is unreachable: rate limits are not enforced until it is back (fail open)')
+    // code and message only: ioredis attaches the failed command, and an AUTH command holds the password
+    log.warn({ code: error.code, reason: error.message }, 'Redis failed: rate limits are not enforced until it answers again (fail open)')
   })
   redis.on('ready', () => {
     if (healthy) return
@@ -33,8 +34,12 @@ export async function connectRedis (url: string, log: FastifyBaseLogger): Promis
     log.info('Redis is reachable again: rate limits are shared again')
   })
   await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, REDIS_STARTUP_WAIT_MS)
-    const done = (): void => { clearTimeout(timer); resolve() }
+    const done = (): void => {
+      clearTimeout(timer)
+      redis.off('ready', done).off('error', done)
+      resolve()
+    }
+    const timer = setTimeout(done, REDIS_STARTUP_WAIT_MS)
     redis.once('ready', done)
     redis.once('error', done)
   })

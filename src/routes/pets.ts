@@ -102,9 +102,9 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       const pet = await app.store.createPet(newPet)
       return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
     }
-    const { pet, replayed } = await app.idempotentCreates.createPet(request.apiKey.scope, idempotencyKey, newPet)
+    const { status: firstStatus, pet, replayed } = await app.idempotentCreates.createPet(request.apiKey.scope, idempotencyKey, newPet)
     if (replayed) reply.header('idempotent-replayed', 'true')
-    return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
+    return reply.code(firstStatus).header('location', `/v1/pets/${pet.id}`).send(pet)
   })
 
   app.get('/pets/:petId', {
@@ -145,8 +145,10 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       const etag = strongEtag(payload)
       reply.header('etag', etag).header('cache-control', 'private, no-cache')
       if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) return payload
+      // a 304 has no body, and no Content-Length unless it is the 200's (RFC 9110 §8.6): GET sends none;
+      // for HEAD, Fastify's own HEAD hook measures the payload (the 200's) and sends nothing
       reply.code(304).removeHeader('content-type')
-      return ''
+      return request.method === 'HEAD' ? payload : null
     },
     // before validation: once removed, the operation is gone whatever the id looks like
     preValidation: async () => {

@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox'
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency.js'
 
 /** Request headers of `createPet` (names in lower case: Node hands them to validation so). */
 export const CreatePetHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(Type.String({
     // length and characters are checked by parseIdempotencyKey (src/idempotency.ts): one message says what is allowed
     description: 'Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new pet, e.g. a UUID, ' +
-      'as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. ' +
-      'A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer ' +
+      `as a bare token or a quoted string, 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters without spaces, quotes or backslashes. ` +
+      `A repeat with the same key and body, from the same API key within ${IDEMPOTENCY_TTL_MS / 3_600_000} hours, is answered with the first answer ` +
       'and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; ' +
       'a repeat while the first is still being processed is 409 `idempotency_request_in_progress`.'
   }))

@@ -177,6 +177,20 @@ describe('rate limits shared in Redis', () => {
 })
 
 describe('rate limits when Redis fails (fail open)', () => {
+  test('When Redis refuses the password in REDIS_URL, then requests are served and no log line holds the password', async (t) => {
+    const lines: string[] = []
+    const { app } = await buildTestApp(t, {
+      env: { PETSTORE_API_KEYS: SHARED_KEY, REDIS_URL: 'redis://someone:S3cretPassw0rd@127.0.0.1:6379' },
+      withKey: false,
+      logStream: { write: (line) => { lines.push(line) } }
+    })
+
+    for (let i = 0; i < 3; i++) assert.equal((await listPets(app, SHARED_AUTH)).statusCode, 200)
+
+    assert.ok(warnings(lines).length > 0, 'the failure is logged')
+    assert.ok(lines.every((line) => !line.includes('S3cretPassw0rd')), 'no line holds the password')
+  })
+
   test('When Redis refuses connections, then the app starts quickly and serves requests without limits', async (t) => {
     const lines: string[] = []
     const started = Date.now()

@@ -34,6 +34,8 @@ function assertNotModified (res: LightMyRequestResponse, etag: string): void {
   assert.equal(res.headers.sunset, 'Thu, 05 Dec 2030 00:00:00 GMT')
   assert.match(String(res.headers.link), /rel="successor-version"/)
   assert.equal(res.headers['content-type'], undefined)
+  // RFC 9110 §8.6: no Content-Length on a 304 to GET (only the 200's length would be allowed)
+  assert.equal(res.headers['content-length'], undefined)
   assert.equal(res.headers['cache-control'], 'private, no-cache')
 }
 
@@ -132,6 +134,9 @@ for (const store of testStores()) {
       assert.equal(res.statusCode, 304)
       assert.equal(res.body, '')
       assert.equal(res.headers.etag, etag)
+      // a HEAD 304 may carry the length of the 200 it stands for, never anything else
+      const full = await getPet(api, pet.id)
+      assert.equal(res.headers['content-length'], String(Buffer.byteLength(full.body)))
     })
 
     test('When no pet has the id, then the 404 carries no ETag, even with If-None-Match: *', async (t) => {
