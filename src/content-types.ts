@@ -8,12 +8,20 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 // strings (skipped whole, escapes included), number literals, and the colon that ends a key
 const JSON_TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|:/g
 
+/** A number literal with a fraction or exponent that JSON.parse turned into an integer. */
+interface RoundedLiteral {
+  literal: string
+  /** The key it was the value of (undefined inside arrays). */
+  field: string | undefined
+}
+
 /**
  * JSON.parse would turn `1.0000000000000001` or `9007199254740990.6` into an integer
- * silently. A number written with a fraction or exponent that parses to an integer is
- * refused, so an integer field never receives a rounded value.
+ * silently. Such literals are noted at parse time and judged after validation (see
+ * {@link refuseRoundedIntegers}), when the schema has said which fields are integers.
  */
-function findRoundedInteger (text: string): { literal: string, field: string | undefined } | undefined {
+function findRoundedIntegers (text: string): RoundedLiteral[] {
+  const found: RoundedLiteral[] = []
   let lastString: string | undefined
   let field: string | undefined
   for (const [token] of text.matchAll(JSON_TOKENS)) {
@@ -22,14 +30,16 @@ function findRoundedInteger (text: string): { literal: string, field: string | u
       field = undefined
     } else if (token === ':') {
       field = lastString === undefined ? undefined : JSON.parse(lastString) as string
-    } else if (/[.eE]/.test(token) && Number.isInteger(Number(token))) {
-      return { literal: token, field }
     } else {
+      if (/[.eE]/.test(token) && Number.isInteger(Number(token))) found.push({ literal: token, field })
       field = undefined
     }
   }
-  return undefined
+  return found
 }
+
+// the rounded literals of each parsed body, kept beside it until validation has run
+const roundedLiterals = new WeakMap<object, RoundedLiteral[]>()
 
 function parseJsonBody (body: Buffer): unknown {
   let text: string
@@ -48,11 +58,32 @@ function parseJsonBody (body: Buffer): unknown {
       ? new ApiError('invalid_request', 'body: the keys "__proto__" and "constructor.prototype" are not allowed')
       : new ApiError('malformed_json', `The request body is not valid JSON: ${reason}`)
   }
-  const rounded = findRoundedInteger(text)
-  if (rounded !== undefined) {
-    throw new ApiError('invalid_request', `body: ${rounded.field === undefined ? 'a number' : `field "${rounded.field}"`} must be an integer written without a fraction or exponent, got ${rounded.literal}`)
-  }
+  const rounded = findRoundedIntegers(text)
+  if (rounded.length > 0 && typeof value === 'object' && value !== null) roundedLiterals.set(value, rounded)
   return value
+}
+
+// RFC 8259 JSON is UTF-8; a body declared in another charset would be read wrongly
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
+
+function assertUtf8Charset (contentType: string | undefined): void {
+  const charset = CHARSET.exec(contentType ?? '')?.[1]?.toLowerCase()
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError('unsupported_media_type', `The request body must be application/json in UTF-8; got charset=${charset}.`)
+  }
+}
+
+/**
+ * After validation: a field the schema accepted as a number but that was written as a
+ * fraction or exponent (`1.0`, `1e2`) is refused, so an integer field never receives a
+ * rounded value. Fields with other problems were already named by validation.
+ */
+export function refuseRoundedIntegers (body: unknown): void {
+  if (typeof body !== 'object' || body === null) return
+  for (const { literal, field } of roundedLiterals.get(body) ?? []) {
+    if (field !== undefined && typeof (body as Record<string, unknown>)[field] !== 'number') continue
+    throw new ApiError('invalid_request', `body: ${field === undefined ? 'a number' : `field "${field}"`} must be an integer written without a fraction or exponent, got ${literal}`)
+  }
 }
 
 /**
@@ -62,8 +93,11 @@ function parseJsonBody (body: Buffer): unknown {
  */
 export function acceptJsonBodiesOnly (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  // after validation (which names wrong types and unknown fields first)
+  app.addHook('preHandler', async (request) => { refuseRoundedIntegers(request.body) })
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
+      assertUtf8Charset(request.headers['content-type'])
       done(null, parseJsonBody(body as Buffer))
     } catch (error) {
       done(error as Error, undefined)

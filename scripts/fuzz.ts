@@ -1,0 +1,111 @@
+// Long fuzzing runs of the API from its OpenAPI document (the properties of test/fuzz/openapi-fuzz.test.ts):
+//
+//   npm run fuzz -- --runs 5000 [--seed 4242] [--store sqlite|postgres] [--path <replay path>]
+//
+// The app runs on a fresh SQLite file, or (--store postgres) on a fresh schema of TEST_DATABASE_URL that is
+// dropped afterwards. Prints the cases tried and the statuses seen; on a failure, prints the shrunk request
+// and exits 1. Without --seed, a random seed is used and printed, so any failure can be replayed.
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js'
+import { loadConfig } from '../src/config.js'
+import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, type PropertyResult } from '../test/fuzz/openapi-fuzzer.js'
+
+const USAGE = 'usage: npm run fuzz -- --runs N [--seed S] [--store sqlite|postgres] [--property hostile|valid] [--path P]'
+
+interface Target {
+  databaseUrl: string
+  cleanUp: () => Promise<void>
+}
+
+async function sqliteTarget (): Promise<Target> {
+  const dir = await mkdtemp(join(tmpdir(), 'petstore-fuzz-'))
+  return { databaseUrl: `sqlite:${join(dir, 'petstore.db')}`, cleanUp: () => rm(dir, { recursive: true, force: true }) }
+}
+
+async function postgresTarget (): Promise<Target> {
+  const server = process.env.TEST_DATABASE_URL?.trim()
+  if (server === undefined || server === '') throw new Error('--store postgres needs TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test')
+  const schema = `petstore_fuzz_${randomBytes(6).toString('hex')}`
+  const run = async (sql: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: server, connectionTimeoutMillis: 5_000 })
+    await client.connect()
+    try {
+      await client.query(sql)
+    } finally {
+      await client.end()
+    }
+  }
+  await run(`CREATE SCHEMA ${schema}`)
+  const url = new URL(server)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return { databaseUrl: url.toString(), cleanUp: () => run(`DROP SCHEMA ${schema} CASCADE`) }
+}
+
+/** Runs one property on a fresh app and store; true when it held. */
+async function runOne (name: 'hostile' | 'valid', store: 'sqlite' | 'postgres', runs: number, seed: number, path: string | undefined): Promise<boolean> {
+  const target = store === 'sqlite' ? await sqliteTarget() : await postgresTarget()
+  try {
+    const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', AUTH_FAILURE_LIMIT: '1000000', DATABASE_URL: target.databaseUrl })
+    const app = await buildApp({ config })
+    try {
+      const key = generateApiKey()
+      await app.store.createApiKey('fuzz', hashApiKey(key))
+      const fuzzer = await ApiFuzzer.create(app, key)
+      const started = performance.now()
+      const run = { seed, numRuns: runs, ...(path === undefined ? {} : { path }) }
+      const result: PropertyResult = name === 'hostile' ? await fuzzHostileRequests(fuzzer, run) : await fuzzValidCreates(fuzzer, run)
+      let failure = result.failed ? result.report : undefined
+      if (failure === undefined) {
+        try {
+          await fuzzer.verifyCatalogue()
+        } catch (error) {
+          failure = (error as Error).message
+        }
+      }
+      const seconds = ((performance.now() - started) / 1000).toFixed(1)
+      process.stdout.write(`\n${name} requests on ${store} (seed ${seed}): ${result.cases} cases, ${fuzzer.stats.requests} requests, ${seconds} s, ${fuzzer.pets.size} pets created\n`)
+      process.stdout.write(`  statuses: ${fuzzer.stats.summary()}\n`)
+      if (failure !== undefined) process.stdout.write(`\nFAILED:\n${failure}\n`)
+      return failure === undefined
+    } finally {
+      await app.close()
+    }
+  } finally {
+    await target.cleanUp()
+  }
+}
+
+async function main (): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '1000' },
+      seed: { type: 'string' },
+      store: { type: 'string', default: 'sqlite' },
+      property: { type: 'string' },
+      path: { type: 'string' }
+    }
+  })
+  const runs = Number(values.runs)
+  const seed = values.seed === undefined ? randomBytes(4).readUInt32BE() >>> 1 : Number(values.seed)
+  const store = values.store
+  if (!Number.isSafeInteger(runs) || runs < 1 || !Number.isSafeInteger(seed) || (store !== 'sqlite' && store !== 'postgres') ||
+    (values.property !== undefined && values.property !== 'hostile' && values.property !== 'valid')) {
+    process.stderr.write(`${USAGE}\n`)
+    return 2
+  }
+  const properties = values.property === undefined ? ['hostile', 'valid'] as const : [values.property as 'hostile' | 'valid']
+  let ok = true
+  for (const property of properties) {
+    ok = await runOne(property, store, runs, seed, values.path) && ok
+  }
+  if (!ok) process.stdout.write(`\nReplay: npm run fuzz -- --runs ${runs} --seed ${seed} --store ${store}${values.property === undefined ? '' : ` --property ${values.property}`}\n`)
+  return ok ? 0 : 1
+}
+
+process.exitCode = await main()
