@@ -35,7 +35,9 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import pg from 'pg'
+// the test helpers' small utilities, shared rather than copied (as scripts/fuzz.ts does)
+import { withPostgres } from '../test/helpers/databases.js'
+import { within } from '../test/helpers/processes.js'
 
 export type SoakStore = 'sqlite' | 'postgres'
 
@@ -222,8 +224,8 @@ async function freshDatabase (store: SoakStore, postgresUrl: string | undefined,
     throw new Error('--store postgres needs TEST_DATABASE_URL or DATABASE_URL set to a postgres:// URL of a server the soak may create a schema in')
   }
   const schema = `petstore_soak_${randomBytes(6).toString('hex')}`
-  await withPostgres(serverUrl, (client) => client.query(`CREATE SCHEMA ${schema}`))
-  cleanups.push(async () => { await withPostgres(serverUrl, (client) => client.query(`DROP SCHEMA ${schema} CASCADE`)) })
+  await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`), serverUrl)
+  cleanups.push(async () => { await withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`), serverUrl) })
   const url = new URL(serverUrl)
   url.searchParams.set('options', `-c search_path=${schema}`)
   return url.toString()
@@ -231,16 +233,6 @@ async function freshDatabase (store: SoakStore, postgresUrl: string | undefined,
 
 function nonEmpty (value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim()
-}
-
-async function withPostgres<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
 }
 
 /** Two distinct ports nothing listens on right now, both held until both are known. */
@@ -339,18 +331,6 @@ class ServerProcess {
   async kill (): Promise<void> {
     if (this.running) this.#child.kill('SIGKILL')
     await within(5_000, `the server (pid ${String(this.pid)}) survived SIGKILL`, this.exited)
-  }
-}
-
-async function within<T> (ms: number, message: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => { reject(new Error(`${message} (waited ${ms} ms)`)) }, ms)
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
   }
 }
 
