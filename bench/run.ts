@@ -26,8 +26,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { cpus, platform, release, tmpdir, totalmem } from 'node:os'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { cpus, platform, release, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import { CursorCodec } from '../src/pagination/cursor.js'
-import { withPostgres } from '../test/helpers/databases.js'
+import { scratchStore, withPostgres } from '../test/helpers/databases.js'
 import { freePort, within } from '../test/helpers/processes.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -281,17 +281,9 @@ async function postgresProblem (serverUrl: string): Promise<string | undefined> 
 }
 
 async function freshStoreUrl (kind: StoreKind, cleanups: Cleanups, pgServerUrl: string): Promise<string> {
-  if (kind === 'sqlite') {
-    const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-'))
-    cleanups.push(() => rm(dir, { recursive: true, force: true }))
-    return `sqlite:${join(dir, 'petstore.db')}`
-  }
-  const schema = `petstore_bench_${randomBytes(6).toString('hex')}`
-  await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`), pgServerUrl)
-  cleanups.push(async () => { await withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`), pgServerUrl) })
-  const url = new URL(pgServerUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return url.toString()
+  const scratch = await scratchStore(kind, 'bench', pgServerUrl)
+  cleanups.push(scratch.drop)
+  return scratch.url
 }
 
 // half available, a fifth pending, three tenths sold, interleaved

@@ -6,52 +6,22 @@
 // dropped afterwards. Prints the cases tried and the statuses seen; on a failure, prints the shrunk request
 // and exits 1. Without --seed, a random seed is used and printed, so any failure can be replayed.
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js'
 import { loadConfig } from '../src/config.js'
 import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, type PropertyResult } from '../test/fuzz/openapi-fuzzer.js'
+import { scratchStore } from '../test/helpers/databases.js'
 
 const USAGE = 'usage: npm run fuzz -- --runs N [--seed S] [--store sqlite|postgres] [--property hostile|valid] [--path P]'
 
-interface Target {
-  databaseUrl: string
-  cleanUp: () => Promise<void>
-}
-
-async function sqliteTarget (): Promise<Target> {
-  const dir = await mkdtemp(join(tmpdir(), 'petstore-fuzz-'))
-  return { databaseUrl: `sqlite:${join(dir, 'petstore.db')}`, cleanUp: () => rm(dir, { recursive: true, force: true }) }
-}
-
-async function postgresTarget (): Promise<Target> {
-  const server = process.env.TEST_DATABASE_URL?.trim()
-  if (server === undefined || server === '') throw new Error('--store postgres needs TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test')
-  const schema = `petstore_fuzz_${randomBytes(6).toString('hex')}`
-  const run = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: server, connectionTimeoutMillis: 5_000 })
-    await client.connect()
-    try {
-      await client.query(sql)
-    } finally {
-      await client.end()
-    }
-  }
-  await run(`CREATE SCHEMA ${schema}`)
-  const url = new URL(server)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return { databaseUrl: url.toString(), cleanUp: () => run(`DROP SCHEMA ${schema} CASCADE`) }
-}
-
 /** Runs one property on a fresh app and store; true when it held. */
 async function runOne (name: 'hostile' | 'valid', store: 'sqlite' | 'postgres', runs: number, seed: number, path: string | undefined): Promise<boolean> {
-  const target = store === 'sqlite' ? await sqliteTarget() : await postgresTarget()
+  const server = process.env.TEST_DATABASE_URL?.trim()
+  if (store === 'postgres' && (server === undefined || server === '')) throw new Error('--store postgres needs TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test')
+  const target = await scratchStore(store, 'fuzz', server)
   try {
-    const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', AUTH_FAILURE_LIMIT: '1000000', DATABASE_URL: target.databaseUrl })
+    const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', AUTH_FAILURE_LIMIT: '1000000', DATABASE_URL: target.url })
     const app = await buildApp({ config })
     try {
       const key = generateApiKey()
@@ -77,7 +47,7 @@ async function runOne (name: 'hostile' | 'valid', store: 'sqlite' | 'postgres', 
       await app.close()
     }
   } finally {
-    await target.cleanUp()
+    await target.drop()
   }
 }
 

@@ -28,15 +28,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 // the test helpers' small utilities, shared rather than copied (as scripts/fuzz.ts does)
-import { withPostgres } from '../test/helpers/databases.js'
+import { scratchStore } from '../test/helpers/databases.js'
 import { within } from '../test/helpers/processes.js'
 
 export type SoakStore = 'sqlite' | 'postgres'
@@ -214,21 +211,13 @@ export async function runSoak (options: SoakOptions = {}): Promise<SoakReport> {
 // Store and server
 
 async function freshDatabase (store: SoakStore, postgresUrl: string | undefined, cleanups: Array<() => Promise<void>>): Promise<string> {
-  if (store === 'sqlite') {
-    const dir = await mkdtemp(join(tmpdir(), 'petstore-soak-'))
-    cleanups.push(() => rm(dir, { recursive: true, force: true }))
-    return `sqlite:${join(dir, 'petstore.db')}`
-  }
   const serverUrl = nonEmpty(postgresUrl) ?? nonEmpty(process.env.TEST_DATABASE_URL) ?? nonEmpty(process.env.DATABASE_URL)
-  if (serverUrl === undefined || !/^postgres(ql)?:\/\//.test(serverUrl)) {
+  if (store === 'postgres' && (serverUrl === undefined || !/^postgres(ql)?:\/\//.test(serverUrl))) {
     throw new Error('--store postgres needs TEST_DATABASE_URL or DATABASE_URL set to a postgres:// URL of a server the soak may create a schema in')
   }
-  const schema = `petstore_soak_${randomBytes(6).toString('hex')}`
-  await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`), serverUrl)
-  cleanups.push(async () => { await withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`), serverUrl) })
-  const url = new URL(serverUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return url.toString()
+  const scratch = await scratchStore(store, 'soak', serverUrl)
+  cleanups.push(scratch.drop)
+  return scratch.url
 }
 
 function nonEmpty (value: string | undefined): string | undefined {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import pg from 'pg'
-import { tempDir } from './temp-dir.js'
 
 /** The stores the suites run against. */
 export type StoreKind = 'sqlite' | 'postgres'
@@ -52,16 +53,39 @@ export function withSearchPath (url: string, schema: string): string {
   return parsed.toString()
 }
 
+/** A store nothing else uses, and how to remove it. */
+export interface ScratchStore {
+  /** Its DATABASE_URL. */
+  url: string
+  drop: () => Promise<void>
+}
+
+/**
+ * A new SQLite file in a new temporary directory, or a new schema `petstore_<purpose>_<hex>` on
+ * the PostgreSQL server `serverUrl`: for tests, and for the fuzz, soak and bench runners.
+ */
+export async function scratchStore (kind: StoreKind, purpose: string, serverUrl?: string): Promise<ScratchStore> {
+  if (kind === 'sqlite') {
+    const dir = await mkdtemp(join(tmpdir(), `petstore-${purpose}-`))
+    return { url: `sqlite:${join(dir, 'petstore.db')}`, drop: () => rm(dir, { recursive: true, force: true }) }
+  }
+  if (serverUrl === undefined) throw new Error(`a PostgreSQL ${purpose} store needs a server URL`)
+  const schema = `petstore_${purpose}_${randomBytes(6).toString('hex')}`
+  await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`), serverUrl)
+  return {
+    url: withSearchPath(serverUrl, schema),
+    drop: async () => { await withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`), serverUrl) }
+  }
+}
+
 /**
  * A DATABASE_URL for a store no other test touches: a new SQLite file, or a new
  * PostgreSQL schema that is dropped when the test ends.
  */
 export async function freshDatabaseUrl (t: TestContext, kind: StoreKind): Promise<string> {
-  if (kind === 'sqlite') return `sqlite:${join(await tempDir(t), 'petstore.db')}`
-  const schema = `petstore_test_${randomBytes(6).toString('hex')}`
-  await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`))
-  t.after(() => withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`)))
-  return withSearchPath(testDatabaseUrl(), schema)
+  const store = await scratchStore(kind, 'test', kind === 'postgres' ? testDatabaseUrl() : undefined)
+  t.after(store.drop)
+  return store.url
 }
 
 /** Every cell of every table of a store, as text: to prove what is (and is not) stored. */
