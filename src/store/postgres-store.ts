@@ -1,19 +1,10 @@
 import pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
-import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion } from './idempotency.js'
+import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
-
-interface IdempotencyKeyRow {
-  fingerprint: string
-  token: string | null
-  locked_until: Date | null
-  response_status: number | null
-  response_body: string | null
-  expires_at: Date
-}
 
 interface ApiKeyRow {
   id: number
@@ -183,19 +174,15 @@ export class PostgresPetStore implements PetStore {
     for (let attempt = 0; attempt < 3; attempt++) {
       if ((await this.#query(SQL.insertIdempotencyKey, values)).length === 1) return { outcome: 'claimed' }
       const claim = await this.#transaction(async (client): Promise<IdempotencyClaim | undefined> => {
-        const { rows } = await client.query<IdempotencyKeyRow>(
-          'SELECT fingerprint, token, locked_until, response_status, response_body, expires_at FROM idempotency_keys ' +
+        // times as ms since the epoch: the shape decideClaim reads on both engines
+        const { rows } = await client.query<IdempotencyRow>(
+          'SELECT fingerprint, token, (extract(epoch FROM locked_until) * 1000)::float8 AS "lockedUntilMs", ' +
+          'response_status AS "responseStatus", response_body AS "responseBody", ' +
+          '(extract(epoch FROM expires_at) * 1000)::float8 AS "expiresAtMs" FROM idempotency_keys ' +
           'WHERE scope = $1 AND key = $2 FOR UPDATE', [request.scope, request.key])
         const row = rows[0]
         if (row === undefined) return undefined
-        const decision = decideClaim({
-          fingerprint: row.fingerprint,
-          token: row.token,
-          lockedUntilMs: row.locked_until?.getTime() ?? null,
-          responseStatus: row.response_status,
-          responseBody: row.response_body,
-          expiresAtMs: row.expires_at.getTime()
-        }, request)
+        const decision = decideClaim(row, request)
         if (decision.action === 'answer') return decision.claim
         await client.query('UPDATE idempotency_keys SET fingerprint = $1, token = $2, locked_until = $3, expires_at = $4, ' +
           'response_status = NULL, response_body = NULL WHERE scope = $5 AND key = $6', values)

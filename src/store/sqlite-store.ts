@@ -4,19 +4,10 @@ import Database from 'better-sqlite3'
 import { SQLITE_BUSY_TIMEOUT_MS } from '../config.js'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
-import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion } from './idempotency.js'
+import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
-
-interface IdempotencyKeyRow {
-  fingerprint: string
-  token: string | null
-  locked_until: number | null
-  response_status: number | null
-  response_body: string | null
-  expires_at: number
-}
 
 interface ApiKeyRow {
   id: number
@@ -85,19 +76,12 @@ export class SqlitePetStore implements PetStore {
     const values = [request.fingerprint, request.token, now + request.leaseMs, now + request.ttlMs, request.scope, request.key]
     // IMMEDIATE: the look and the write happen under one write lock, so two claims cannot both win
     const claim = this.#db.transaction((): IdempotencyClaim => {
-      const row = this.#statements.findIdempotencyKey.get(request.scope, request.key) as IdempotencyKeyRow | undefined
+      const row = this.#statements.findIdempotencyKey.get(request.scope, request.key) as IdempotencyRow | undefined
       if (row === undefined) {
         this.#statements.insertIdempotencyKey.run(...values)
         return { outcome: 'claimed' }
       }
-      const decision = decideClaim({
-        fingerprint: row.fingerprint,
-        token: row.token,
-        lockedUntilMs: row.locked_until,
-        responseStatus: row.response_status,
-        responseBody: row.response_body,
-        expiresAtMs: row.expires_at
-      }, request)
+      const decision = decideClaim(row, request)
       if (decision.action === 'answer') return decision.claim
       this.#statements.takeOverIdempotencyKey.run(...values)
       return { outcome: 'claimed' }
@@ -237,6 +221,10 @@ function toStoreError (error: unknown, open: boolean): unknown {
   return error
 }
 
+// an idempotency_keys row in the shape decideClaim reads (times are stored as ms already)
+const IDEMPOTENCY_ROW_COLUMNS = 'fingerprint, token, locked_until AS lockedUntilMs, response_status AS responseStatus, ' +
+  'response_body AS responseBody, expires_at AS expiresAtMs'
+
 // the inferred return type names every statement
 function prepareStatements (db: Database.Database) {
   return {
@@ -252,7 +240,7 @@ function prepareStatements (db: Database.Database) {
     insertFirstApiKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING id, name, created_at, last_used_at, revoked_at'),
     insertSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
     findSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
-    findIdempotencyKey: db.prepare('SELECT fingerprint, token, locked_until, response_status, response_body, expires_at FROM idempotency_keys WHERE scope = ? AND key = ?'),
+    findIdempotencyKey: db.prepare(`SELECT ${IDEMPOTENCY_ROW_COLUMNS} FROM idempotency_keys WHERE scope = ? AND key = ?`),
     insertIdempotencyKey: db.prepare('INSERT INTO idempotency_keys (fingerprint, token, locked_until, expires_at, scope, key) VALUES (?, ?, ?, ?, ?, ?)'),
     takeOverIdempotencyKey: db.prepare('UPDATE idempotency_keys SET fingerprint = ?, token = ?, locked_until = ?, expires_at = ?, response_status = NULL, response_body = NULL WHERE scope = ? AND key = ?'),
     completeIdempotencyKey: db.prepare('UPDATE idempotency_keys SET token = NULL, locked_until = NULL, response_status = ?, response_body = ? WHERE scope = ? AND key = ? AND token = ?'),
