@@ -5,7 +5,7 @@ import { addBearerAuth } from './auth/bearer-auth.js'
 import type { Config } from './config.js'
 import { acceptJsonBodiesOnly } from './content-types.js'
 import { ApiError, BODY_LIMIT_BYTES, handleClientError, handleError, sendError } from './errors.js'
-import { loggerOptions, type LogStream } from './http/logging.js'
+import { loggerOptions, RequestLogController, type LogStream } from './http/logging.js'
 import { REQUEST_ID_HEADER, requestIdFor } from './http/request-id.js'
 import { addSecurityHeaders } from './http/security.js'
 import { IdempotentCreates } from './idempotency.js'
@@ -83,6 +83,7 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
 function createFastify (config: Config, logStream: LogStream | undefined) {
   return Fastify({
     logger: loggerOptions(config.logLevel, logStream),
+    logController: new RequestLogController(),
     // a valid incoming X-Request-Id is kept (a proxy's or a client's), else one is generated
     genReqId: requestIdFor,
     requestIdHeader: false,

@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { baseUrlFor } from '../base-url.js'
 import { ApiError } from '../errors.js'
 import { ifNoneMatchMatches, strongEtag } from '../http/etag.js'
+import { PageCache, type CachedPage } from '../pagination/page-cache.js'
 import { parseIdempotencyKey } from '../idempotency.js'
 import { CreatePetHeadersSchema, GetPetHeadersSchema } from '../schemas/headers.js'
 import { DEFAULT_PET_STATUS, NewPetSchema, PetSchema, PetsSchema } from '../schemas/pet.js'
@@ -26,7 +28,16 @@ const DEPRECATION_HEADER_SPECS: Record<string, HeaderSpec> = {
   Link: { type: 'string', description: 'The successor: `<…/v1/pets>; rel="successor-version"`.' }
 }
 
+/** Sends a list page already serialized (by the route's own response serializer). */
+function sendPage (reply: FastifyReply, page: CachedPage): FastifyReply {
+  if (page.link !== undefined) reply.header('link', page.link)
+  return reply.type('application/json; charset=utf-8').send(page.body)
+}
+
 const pets: FastifyPluginAsyncTypebox = async (app) => {
+  // hot pages, reused while the store's list version holds (docs/performance.md)
+  const pages = new PageCache(app.clock)
+
   app.get('/pets', {
     schema: {
       operationId: 'listPets',
@@ -49,6 +60,13 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query
+    const baseUrl = baseUrlFor(app.config, request.host)
+    // the raw cursor is part of the key: a cached page's cursor was checked when the page was read
+    const key = `${baseUrl} ${status ?? ''} ${limit} ${cursor ?? ''}`
+    const version = app.store.listVersion()
+    const cached = pages.get(key, version)
+    if (cached !== undefined) return sendPage(reply, cached)
+
     let afterId: number | undefined
     if (cursor !== undefined) {
       const position = app.cursors.decode(cursor)
@@ -58,15 +76,19 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       }
       afterId = position.afterId
     }
+    const readAt = app.clock.now()
     const page = await app.store.listPets({ status, afterId, limit })
     const last = page.pets.at(-1)
+    let link: string | undefined
     if (page.hasMore && last !== undefined) {
       const next = new URLSearchParams({ limit: String(limit) })
       if (status !== undefined) next.set('status', status)
       next.set('cursor', app.cursors.encode({ afterId: last.id, status }))
-      reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets?${next.toString()}>; rel="next"`)
+      link = `<${baseUrl}/pets?${next.toString()}>; rel="next"`
     }
-    return page.pets
+    const sent = { body: reply.serialize(page.pets), link }
+    pages.set(key, version, readAt, sent)
+    return sendPage(reply, sent)
   })
 
   app.post('/pets', {

@@ -46,6 +46,12 @@ export interface PetStore {
   createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet>
   findPetById (id: number): Promise<Pet | undefined>
   listPets (query: PetPageQuery): Promise<PetPage>
+  /**
+   * A number that changes whenever pets may have been added (by this process or any other), so
+   * that list pages read at one version can be reused while it holds; undefined while the store
+   * cannot tell (nothing may be reused then). Synchronous: it is asked on every list request.
+   */
+  listVersion (): number | undefined
 
   createApiKey (name: string, keyHash: string): Promise<ApiKeyRecord>
   /** The active (not revoked) key with this hash. */

@@ -2,6 +2,8 @@ import pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
+import { ChangeListener } from './postgres-notifications.js'
+import { GroupCommit, type ItemOutcome } from './group-commit.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
@@ -30,6 +32,47 @@ export interface PostgresStoreOptions {
 const LOCK_CLASS = 0x50530000 // "PS"
 const LOCKS = { migrations: LOCK_CLASS + 1, petIds: LOCK_CLASS + 2, firstApiKey: LOCK_CLASS + 3 } as const
 const lockSql = (purpose: number): string => `pg_advisory_xact_lock(${purpose}, hashtext(current_schema()))`
+
+/** Notified (with the schema as payload) whenever pets are added. */
+export const PETS_CHANGED_CHANNEL = 'petstore_pets_changed'
+
+// a bound on one group commit's statement and on how long it holds the id lock
+const MAX_CREATES_PER_COMMIT = 256
+
+interface PetInsert {
+  pet: NewPetRecord
+  completing: IdempotencyCompletion | undefined
+}
+
+const claimKey = (claim: { scope: string, key: string }): string => `${claim.scope}\n${claim.key}`
+
+interface BatchInsert {
+  created: Map<PetInsert, Pet>
+  /** Items whose claim was no longer held: the transaction must be rolled back. */
+  lost: PetInsert[]
+}
+
+/** Inserts the pets of `kept` and completes their claims, inside the caller's transaction. */
+async function insertKept (client: pg.PoolClient, kept: readonly PetInsert[]): Promise<BatchInsert> {
+  const { rows } = await client.query<PetRow>({
+    ...SQL.insertPets,
+    values: [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status)]
+  })
+  // ids are drawn in input order, so the pets sorted by id line up with the input
+  const pets = rows.map(rowToPet).sort((a, b) => a.id - b.id)
+  if (pets.length !== kept.length) throw new Error(`inserted ${pets.length} pets for ${kept.length} creates`)
+  const created = new Map<PetInsert, Pet>(kept.map((item, index) => [item, pets[index] as Pet]))
+  const completions = kept.filter((item) => item.completing !== undefined)
+  if (completions.length === 0) return { created, lost: [] }
+  const claims = completions.map((item) => item.completing as IdempotencyCompletion)
+  const completed = await client.query<{ scope: string, key: string }>({
+    ...SQL.completeIdempotencyKeys,
+    values: [claims.map((c) => c.scope), claims.map((c) => c.key), claims.map((c) => c.token), completions.map((item) => JSON.stringify(created.get(item)))]
+  })
+  const done = new Set(completed.rows.map(claimKey))
+  const lost = completions.filter((item) => !done.has(claimKey(item.completing as IdempotencyCompletion)))
+  return { created, lost }
+}
 
 /** Longest a start-up migration step (or the wait for another instance's migration) may take. */
 export const MIGRATION_TIMEOUT_MS = 5 * 60_000
@@ -93,10 +136,20 @@ const KEY_COLUMNS = 'id, name, created_at, last_used_at, revoked_at'
 const SQL = {
   // Ids are drawn and committed in one order (the lock is held until commit), so a reader
   // never sees a pet whose id is above one still being inserted: keyset pages skip nothing
-  insertPet: {
-    name: 'petstore-insert-pet',
-    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.petIds)}) ` +
-      `INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM ordered RETURNING ${PET_COLUMNS}`
+  insertPets: {
+    name: 'petstore-insert-pets',
+    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.petIds)}), ` +
+      // delivered at commit to every instance listening: their cached list pages are stale
+      `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())), ` +
+      'input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, position)) ' +
+      'INSERT INTO pets (name, category_id, status) SELECT input.name, input.category_id, input.status FROM input, ordered, notified ' +
+      `ORDER BY input.position RETURNING ${PET_COLUMNS}`
+  },
+  completeIdempotencyKeys: {
+    name: 'petstore-complete-idempotency-keys',
+    text: 'UPDATE idempotency_keys AS k SET token = NULL, locked_until = NULL, response_status = 201, response_body = c.body ' +
+      'FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS c(scope, key, token, body) ' +
+      'WHERE k.scope = c.scope AND k.key = c.key AND k.token = c.token RETURNING k.scope, k.key'
   },
   findPet: { name: 'petstore-find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1` },
   listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },
@@ -113,11 +166,6 @@ const SQL = {
     text: 'INSERT INTO idempotency_keys (fingerprint, token, locked_until, expires_at, scope, key) VALUES ($1, $2, $3, $4, $5, $6) ' +
       'ON CONFLICT (scope, key) DO NOTHING RETURNING 1 AS claimed'
   },
-  completeIdempotencyKey: {
-    name: 'petstore-complete-idempotency-key',
-    text: 'UPDATE idempotency_keys SET token = NULL, locked_until = NULL, response_status = $1, response_body = $2 ' +
-      'WHERE scope = $3 AND key = $4 AND token = $5'
-  },
   touchApiKey: { name: 'petstore-touch-api-key', text: 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2' },
   ping: { name: 'petstore-ping', text: 'SELECT 1' }
 } as const
@@ -132,6 +180,8 @@ export class PostgresPetStore implements PetStore {
   readonly description: string
   readonly #options: PostgresStoreOptions
   readonly #pool: pg.Pool
+  readonly #creates = new GroupCommit<PetInsert, Pet>(async (items) => await this.#insertPets(items), MAX_CREATES_PER_COMMIT)
+  readonly #changes: ChangeListener
   #closed = false
 
   constructor (options: PostgresStoreOptions) {
@@ -150,21 +200,43 @@ export class PostgresPetStore implements PetStore {
     })
     // an idle connection that the server or network drops emits here; unhandled, it would crash the process
     this.#pool.on('error', (error) => { options.onBackgroundError?.(error) })
+    this.#changes = new ChangeListener({
+      url: options.url,
+      channel: PETS_CHANGED_CHANNEL,
+      timeoutMs: options.timeoutMs,
+      ...(options.onBackgroundError === undefined ? {} : { onBackgroundError: options.onBackgroundError })
+    })
   }
 
   async createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet> {
-    const values = [pet.name, pet.categoryId, pet.status]
-    if (completing === undefined) return rowToPet(firstRow(await this.#query<PetRow>(SQL.insertPet, values)))
-    return this.#transaction(async (client) => {
-      const created = rowToPet(firstRow((await client.query<PetRow>({ ...SQL.insertPet, values })).rows))
-      const completed = await client.query({
-        ...SQL.completeIdempotencyKey,
-        values: [201, JSON.stringify(created), completing.scope, completing.key, completing.token]
-      })
-      // thrown inside the transaction: it rolls back, so the pet is not kept either
-      if (completed.rowCount !== 1) throw new IdempotencyClaimLostError()
-      return created
-    })
+    return await this.#creates.submit({ pet, completing })
+  }
+
+  // one transaction (one commit) for the batch. A claim found lost at completion rolls the batch
+  // back, and it is written again without that pet: lost claims are rare (a lease ran out), and
+  // no claim row is locked before the insert, so a takeover never waits behind a slow create
+  async #insertPets (items: readonly PetInsert[]): Promise<Array<ItemOutcome<Pet>>> {
+    const lost = new Set<PetInsert>()
+    for (;;) {
+      const kept = items.filter((item) => !lost.has(item))
+      if (kept.length === 0) break
+      let outcome: BatchInsert
+      try {
+        outcome = await this.#transaction(async (client) => await insertKept(client, kept), (batch) => batch.lost.length > 0)
+      } finally {
+        // before any 201 goes out (and also when the commit's outcome is unknown): a list on this
+        // instance right after it must not be served from a page read before
+        this.#changes.bump()
+      }
+      if (outcome.lost.length === 0) {
+        return items.map((item): ItemOutcome<Pet> => {
+          const pet = outcome.created.get(item)
+          return pet === undefined ? { ok: false, error: new IdempotencyClaimLostError() } : { ok: true, value: pet }
+        })
+      }
+      for (const item of outcome.lost) lost.add(item)
+    }
+    return items.map(() => ({ ok: false, error: new IdempotencyClaimLostError() }))
   }
 
   async claimIdempotencyKey (request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
@@ -294,9 +366,14 @@ export class PostgresPetStore implements PetStore {
     await this.#query(SQL.ping, [])
   }
 
+  listVersion (): number | undefined {
+    return this.#closed ? undefined : this.#changes.version()
+  }
+
   async close (): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    await this.#changes.close()
     await this.#pool.end()
   }
 
@@ -308,7 +385,8 @@ export class PostgresPetStore implements PetStore {
     }
   }
 
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /** Runs `work` in a transaction; it is rolled back instead of committed when `rollBack(result)` is true. */
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>, rollBack?: (result: T) => boolean): Promise<T> {
     let client: pg.PoolClient
     try {
       client = await this.#pool.connect()
@@ -318,7 +396,7 @@ export class PostgresPetStore implements PetStore {
     try {
       await client.query('BEGIN')
       const result = await work(client)
-      await client.query('COMMIT')
+      await client.query(rollBack?.(result) === true ? 'ROLLBACK' : 'COMMIT')
       client.release()
       return result
     } catch (error) {
@@ -327,6 +405,7 @@ export class PostgresPetStore implements PetStore {
       throw toStoreError(error)
     }
   }
+
 }
 
 async function migrateWith (client: pg.Client): Promise<MigrationResult> {

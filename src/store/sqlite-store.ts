@@ -5,6 +5,7 @@ import { SQLITE_BUSY_TIMEOUT_MS } from '../config.js'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
+import { GroupCommit, type ItemOutcome } from './group-commit.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
@@ -15,6 +16,14 @@ interface ApiKeyRow {
   created_at: string
   last_used_at: string | null
   revoked_at: string | null
+}
+
+// a bound on one group commit's transaction, so one burst cannot hold the write lock for long
+const MAX_CREATES_PER_COMMIT = 256
+
+interface PetInsert {
+  pet: NewPetRecord
+  completing: IdempotencyCompletion | undefined
 }
 
 // failures of the engine or the disk rather than of the query: the client may retry
@@ -35,6 +44,10 @@ export class SqlitePetStore implements PetStore {
   readonly description: string
   readonly #db: Database.Database
   #prepared: ReturnType<typeof prepareStatements> | undefined
+  // bumped by this connection's own commits of pets, and when another connection committed anything
+  #listVersion = 0
+  #dataVersion: number | undefined
+  readonly #creates = new GroupCommit<PetInsert, Pet>((items) => this.#insertPets(items), MAX_CREATES_PER_COMMIT)
 
   constructor (location: SqliteLocation) {
     if ('path' in location) {
@@ -60,15 +73,46 @@ export class SqlitePetStore implements PetStore {
   }
 
   async createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet> {
-    const insert = (): Pet => rowToPet(this.#statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
-    if (completing === undefined) return this.#run(insert)
-    const insertAndComplete = this.#db.transaction((): Pet => {
-      const created = insert()
-      const { changes } = this.#statements.completeIdempotencyKey.run(201, JSON.stringify(created), completing.scope, completing.key, completing.token)
-      if (changes !== 1) throw new IdempotencyClaimLostError()
+    return await this.#creates.submit({ pet, completing })
+  }
+
+  // one IMMEDIATE transaction, one fsync, for the whole batch; each pet with its claim's completion
+  // in a savepoint of its own, so a lost claim drops only that pet
+  #insertPets (items: readonly PetInsert[]): Array<ItemOutcome<Pet>> {
+    const statements = this.#statements
+    const insertOne = this.#db.transaction(({ pet, completing }: PetInsert): Pet => {
+      const created = rowToPet(statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
+      if (completing !== undefined) {
+        const { changes } = statements.completeIdempotencyKey.run(201, JSON.stringify(created), completing.scope, completing.key, completing.token)
+        if (changes !== 1) throw new IdempotencyClaimLostError()
+      }
       return created
     })
-    return this.#run(() => insertAndComplete.immediate())
+    const insertAll = this.#db.transaction(() => items.map((item): ItemOutcome<Pet> => {
+      try {
+        return { ok: true, value: insertOne(item) }
+      } catch (error) {
+        // any other failure is the engine's: the whole batch rolls back
+        if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
+        throw error
+      }
+    }))
+    try {
+      return this.#run(() => insertAll.immediate())
+    } finally {
+      this.#listVersion++
+    }
+  }
+
+  listVersion (): number | undefined {
+    if (!this.#db.open) return undefined
+    // SQLite's data_version changes when another connection (a worker, the CLI) has committed
+    const dataVersion = this.#statements.dataVersion.get() as number
+    if (dataVersion !== this.#dataVersion) {
+      this.#dataVersion = dataVersion
+      this.#listVersion++
+    }
+    return this.#listVersion
   }
 
   async claimIdempotencyKey (request: IdempotencyClaimRequest): Promise<IdempotencyClaim> {
@@ -246,6 +290,7 @@ function prepareStatements (db: Database.Database) {
     completeIdempotencyKey: db.prepare('UPDATE idempotency_keys SET token = NULL, locked_until = NULL, response_status = ?, response_body = ? WHERE scope = ? AND key = ? AND token = ?'),
     releaseIdempotencyKey: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND token = ?'),
     deleteExpiredIdempotencyKeys: db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?'),
-    ping: db.prepare('SELECT 1')
+    ping: db.prepare('SELECT 1'),
+    dataVersion: db.prepare('PRAGMA data_version').pluck()
   }
 }

@@ -1,0 +1,43 @@
+import { LRUCache } from 'lru-cache'
+
+/** A list page as sent: the serialized body and its `Link` header, if any. */
+export interface CachedPage {
+  /** What the route's response serializer made of the pets. */
+  body: string | Buffer | ArrayBuffer
+  link: string | undefined
+}
+
+interface Entry extends CachedPage {
+  /** The store's list version the page was read at. */
+  version: number
+}
+
+/** How long a page may be served from memory at most, whatever the store says (ms). */
+export const PAGE_CACHE_MAX_AGE_MS = 1000
+
+// at most 100 pets of at most ~400 bytes each: a full cache stays within a few tens of MB
+const MAX_PAGES = 2000
+
+/**
+ * Hot list pages, kept serialized. A page is served from here only while the store's list
+ * version is the one it was read at — any pet added since (here, or on another instance that
+ * the store hears of) makes it stale — and never once it is older than {@link PAGE_CACHE_MAX_AGE_MS}.
+ */
+export class PageCache {
+  readonly #pages: LRUCache<string, Entry>
+
+  constructor (clock: { now (): number }) {
+    this.#pages = new LRUCache<string, Entry>({ max: MAX_PAGES, ttl: PAGE_CACHE_MAX_AGE_MS, ttlAutopurge: false, perf: clock })
+  }
+
+  get (key: string, version: number | undefined): CachedPage | undefined {
+    if (version === undefined) return undefined
+    const entry = this.#pages.get(key)
+    return entry?.version === version ? entry : undefined
+  }
+
+  /** Keeps a page read at `version`; its age counts from `readAt` (before the read began). */
+  set (key: string, version: number | undefined, readAt: number, page: CachedPage): void {
+    if (version !== undefined) this.#pages.set(key, { ...page, version }, { start: readAt })
+  }
+}
