@@ -27,9 +27,17 @@ export class GroupCommit<T, R> {
   #scheduled = false
   #writing = false
 
-  constructor (write: BatchWriter<T, R>, maxBatch: number) {
+  readonly #failsQueued: (error: unknown) => boolean
+
+  /**
+   * @param failsQueued when a batch fails with an error for which this is true (the store is
+   *   unavailable), the writes queued behind it fail with it at once rather than wait out another
+   *   timeout: a caller then waits at most for the batch ahead of it, not for a chain of them.
+   */
+  constructor (write: BatchWriter<T, R>, maxBatch: number, failsQueued: (error: unknown) => boolean = () => false) {
     this.#write = write
     this.#maxBatch = maxBatch
+    this.#failsQueued = failsQueued
   }
 
   async submit (item: T): Promise<R> {
@@ -63,7 +71,8 @@ export class GroupCommit<T, R> {
         else pending.reject(outcome.error)
       })
     } catch (error) {
-      for (const pending of batch) pending.reject(error)
+      const failed = this.#failsQueued(error) ? [...batch, ...this.#queue.splice(0)] : batch
+      for (const pending of failed) pending.reject(error)
     } finally {
       this.#writing = false
       if (this.#queue.length > 0) this.#schedule()

@@ -52,8 +52,8 @@ interface BatchInsert {
   lost: PetInsert[]
 }
 
-/** Inserts the pets of `kept` and completes their claims, inside the caller's transaction. */
-async function insertKept (client: pg.PoolClient, kept: readonly PetInsert[]): Promise<BatchInsert> {
+/** Inserts the pets of `kept` and completes their claims, inside the caller's transaction (if any claims). */
+async function insertKept (client: pg.PoolClient | pg.Pool, kept: readonly PetInsert[]): Promise<BatchInsert> {
   const { rows } = await client.query<PetRow>({
     ...SQL.insertPets,
     values: [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status)]
@@ -180,7 +180,8 @@ export class PostgresPetStore implements PetStore {
   readonly description: string
   readonly #options: PostgresStoreOptions
   readonly #pool: pg.Pool
-  readonly #creates = new GroupCommit<PetInsert, Pet>(async (items) => await this.#insertPets(items), MAX_CREATES_PER_COMMIT)
+  readonly #creates = new GroupCommit<PetInsert, Pet>(async (items) => await this.#insertPets(items), MAX_CREATES_PER_COMMIT,
+    (error) => error instanceof StoreUnavailableError)
   readonly #changes: ChangeListener
   #closed = false
 
@@ -222,7 +223,10 @@ export class PostgresPetStore implements PetStore {
       if (kept.length === 0) break
       let outcome: BatchInsert
       try {
-        outcome = await this.#transaction(async (client) => await insertKept(client, kept), (batch) => batch.lost.length > 0)
+        // without claims to complete, one statement is the whole transaction: two round trips fewer
+        outcome = kept.every((item) => item.completing === undefined)
+          ? await insertKept(this.#pool, kept).catch((error: unknown) => { throw toStoreError(error) })
+          : await this.#transaction(async (client) => await insertKept(client, kept), (batch) => batch.lost.length > 0)
       } finally {
         // before any 201 goes out (and also when the commit's outcome is unknown): a list on this
         // instance right after it must not be served from a page read before

@@ -47,7 +47,8 @@ export class SqlitePetStore implements PetStore {
   // bumped by this connection's own commits of pets, and when another connection committed anything
   #listVersion = 0
   #dataVersion: number | undefined
-  readonly #creates = new GroupCommit<PetInsert, Pet>((items) => this.#insertPets(items), MAX_CREATES_PER_COMMIT)
+  readonly #creates = new GroupCommit<PetInsert, Pet>((items) => this.#insertPets(items), MAX_CREATES_PER_COMMIT,
+    (error) => error instanceof StoreUnavailableError)
 
   constructor (location: SqliteLocation) {
     if ('path' in location) {

@@ -175,12 +175,18 @@ describe('PostgreSQL store outage', requiresPostgres(), () => {
       const petstore = await appBehindProxy(t)
       const CUT_AFTER = 5
       let created = 0
-      // cut as the fifth 201 comes back: the other creates are queued or on the wire
-      const inFlight = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
-        const answer = await timed(() => postPet(petstore, { name: `in flight ${i}`, categoryId: i }))
-        if (answer.res.statusCode === 201 && ++created === CUT_AFTER) petstore.proxy.cut(mode)
-        return answer
+      // 10 clients send 5 creates each, one after another, so creates keep arriving in several group
+      // commits; the cut comes as the fifth 201 comes back, while the others are queued or on the wire
+      const lanes = await Promise.all(Array.from({ length: 10 }, async (_, lane) => {
+        const answers: Timed[] = []
+        for (let i = lane * 5; i < lane * 5 + 5; i++) {
+          const answer = await timed(() => postPet(petstore, { name: `in flight ${i}`, categoryId: i }))
+          if (answer.res.statusCode === 201 && ++created === CUT_AFTER) petstore.proxy.cut(mode)
+          answers.push(answer)
+        }
+        return answers
       }))
+      const inFlight = lanes.flat()
       const duringCut = await Promise.all(Array.from({ length: 50 }, (_, i) =>
         timed(() => postPet(petstore, { name: `during ${i}`, categoryId: i }))))
 
@@ -214,6 +220,7 @@ describe('PostgreSQL store outage', requiresPostgres(), () => {
     const answers = await Promise.all(Array.from({ length: 60 }, async () => api.app.inject({ method: 'GET', url: '/v1/pets', headers: api.auth })))
 
     assert.deepEqual(new Set(answers.map((res) => res.statusCode)), new Set([200]))
-    assert.ok(api.proxy.accepted - 1 <= 3, `connections opened: ${api.proxy.accepted} (${atStart} at start, one of them the migration's)`)
+    // besides the pool: the migration's connection, and the one that listens for other instances' creates
+    assert.ok(api.proxy.accepted - 2 <= 3, `connections opened: ${api.proxy.accepted} (${atStart} at start, one of them the migration's, one the listener's)`)
   })
 })
