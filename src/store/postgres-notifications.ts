@@ -34,7 +34,7 @@ export class ChangeListener {
   version (): number | undefined {
     if (!this.#started) {
       this.#started = true
-      void this.#connect()
+      this.#connect().catch(() => {})
     }
     return this.#listening ? this.#version : undefined
   }
@@ -85,7 +85,7 @@ export class ChangeListener {
     client.end().catch(() => {})
     if (this.#closed) return
     if (error !== undefined) this.#options.onBackgroundError?.(error)
-    this.#retry = setTimeout(() => { void this.#connect() }, RECONNECT_DELAY_MS)
+    this.#retry = setTimeout(() => { this.#connect().catch(() => {}) }, RECONNECT_DELAY_MS)
     this.#retry.unref()
   }
 }

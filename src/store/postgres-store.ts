@@ -182,6 +182,7 @@ export class PostgresPetStore implements PetStore {
   readonly #pool: pg.Pool
   readonly #creates = new GroupCommit<PetInsert, Pet>(async (items) => await this.#insertPets(items), MAX_CREATES_PER_COMMIT,
     (error) => error instanceof StoreUnavailableError)
+
   readonly #changes: ChangeListener
   #closed = false
 
@@ -409,7 +410,6 @@ export class PostgresPetStore implements PetStore {
       throw toStoreError(error)
     }
   }
-
 }
 
 async function migrateWith (client: pg.Client): Promise<MigrationResult> {
