@@ -50,7 +50,12 @@ export interface Config {
   readonly metricsPort: number | undefined
   /** Which proxies to believe about the client address (`TRUST_PROXY`), as Fastify's `trustProxy`. */
   readonly trustProxy: boolean | number | string
+  /** Processes serving the port (`WORKERS`, node:cluster); 1: this process alone. */
+  readonly workers: number
 }
+
+/** The most worker processes `WORKERS` may ask for. */
+export const MAX_WORKERS = 64
 
 /** How long SQLite waits for another connection's write lock before the request gets a 503. */
 export const SQLITE_BUSY_TIMEOUT_MS = 250
@@ -113,6 +118,7 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     redisUrl: parseRedisUrl(env.REDIS_URL),
     corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
     metricsPort: parseMetricsPort(env.METRICS_PORT, port),
+    workers: parseWorkers(env.WORKERS, database),
     trustProxy: parseTrustProxy(env.TRUST_PROXY)
   })
 }
@@ -137,6 +143,14 @@ function formatHost (host: string): string {
 }
 
 /** An integer setting within [min, max], or undefined when unset. */
+function parseWorkers (value: string | undefined, database: DatabaseLocation): number {
+  const workers = parseInteger('WORKERS', value, 1, MAX_WORKERS) ?? 1
+  if (workers > 1 && database.kind === 'sqlite-memory') {
+    throw new ConfigError('WORKERS', `is ${workers}, but DATABASE_URL=sqlite::memory: is private to each process; use a SQLite file or PostgreSQL`)
+  }
+  return workers
+}
+
 function parseInteger (variable: string, value: string | undefined, min: number, max: number): number | undefined {
   if (isUnset(value)) return undefined
   const number = /^\d+$/.test(value.trim()) ? Number(value) : NaN

@@ -1,8 +1,10 @@
+import cluster from 'node:cluster'
 import type { Server } from 'node:http'
 import closeWithGrace from 'close-with-grace'
 import { buildApp, REQUEST_TIMEOUT_MS } from './app.js'
 import { createBootstrapKeyIfNone } from './auth/bootstrap-key.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { runPrimary, shareMetricsWithPrimary } from './cluster.js'
 import { startMetricsServer } from './metrics/metrics-server.js'
 
 /** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
@@ -29,7 +31,11 @@ async function start (config: Config): Promise<void> {
   const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)
   try {
     await app.listen({ port: config.port, host: config.host })
-    if (config.metricsPort !== undefined) {
+    if (cluster.isWorker) {
+      // the primary serves METRICS_PORT, adding up every worker's figures
+      app.metrics.collectProcessMetrics()
+      shareMetricsWithPrimary(app.metrics.registry)
+    } else if (config.metricsPort !== undefined) {
       app.metrics.collectProcessMetrics()
       metricsServer = await startMetricsServer(app.metrics.registry, config.metricsPort, config.host, app.log)
       app.log.info({ address: metricsServer.address() }, 'metrics served at GET /metrics')
@@ -66,7 +72,10 @@ try {
   process.exit(1)
 }
 
-start(config).catch((error: unknown) => {
+const run = config.workers > 1 && cluster.isPrimary
+  ? runPrimary(config, { drainTimeoutMs: DRAIN_TIMEOUT_MS, printBootstrapKey: (key) => { printBootstrapKey(key, config) } })
+  : start(config)
+run.catch((error: unknown) => {
   process.stderr.write(`petstore: could not start: ${error instanceof Error ? error.message : String(error)}\n`)
   process.exit(1)
 })

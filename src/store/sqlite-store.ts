@@ -18,6 +18,9 @@ interface ApiKeyRow {
   revoked_at: string | null
 }
 
+// how long a start-up migration waits for another process's
+const SQLITE_MIGRATION_BUSY_TIMEOUT_MS = 30_000
+
 // a bound on one group commit's transaction, so one burst cannot hold the write lock for long
 const MAX_CREATES_PER_COMMIT = 256
 
@@ -245,7 +248,14 @@ export class SqlitePetStore implements PetStore {
       }
       return { version: Math.max(current, latest), applied }
     })
-    return apply.immediate()
+    // several processes may start at once (WORKERS, a rolling restart): waiting for another's
+    // migration is expected here, unlike for a request
+    this.#db.pragma(`busy_timeout = ${SQLITE_MIGRATION_BUSY_TIMEOUT_MS}`)
+    try {
+      return apply.immediate()
+    } finally {
+      this.#db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
+    }
   }
 
   #run<T>(operation: () => T): T {

@@ -1,0 +1,103 @@
+import cluster, { type Worker } from 'node:cluster'
+import type { Server } from 'node:http'
+import { pino } from 'pino'
+import { AggregatorRegistry, type Registry } from 'prom-client'
+import { createBootstrapKeyIfNone } from './auth/bootstrap-key.js'
+import type { Config } from './config.js'
+import { startMetricsServer } from './metrics/metrics-server.js'
+import { openStore } from './store/open-store.js'
+
+export interface PrimaryOptions {
+  /** How long a worker may take to drain after SIGTERM. */
+  drainTimeoutMs: number
+  /** Shows the bootstrap key (to stdout) when the primary created it. */
+  printBootstrapKey: (key: string) => void
+}
+
+// a worker that dies within this long of starting is failing to start, not crashing under load
+const START_GRACE_MS = 10_000
+const RESTART_DELAY_MS = 1000
+
+/**
+ * The primary process of `WORKERS=N`: it brings the store up to date once (migrations, settings,
+ * the bootstrap key) so that workers never race at start, forks N workers that share the port
+ * (node:cluster), restarts a worker that crashes, serves the workers' metrics added up on
+ * METRICS_PORT, and on SIGTERM or SIGINT lets every worker drain, then exits.
+ */
+export async function runPrimary (config: Config, options: PrimaryOptions): Promise<void> {
+  const log = pino({ level: config.logLevel })
+  // migrations run here, once, before any worker opens the store
+  const { store } = await openStore(config.database)
+  let key: string | undefined
+  try {
+    key = await createBootstrapKeyIfNone(store, config.apiKeys)
+  } finally {
+    await store.close()
+  }
+
+  let stopping = false
+  let ready = 0
+  const startedAt = new Map<Worker, number>()
+  const fork = (): void => {
+    const worker = cluster.fork()
+    startedAt.set(worker, Date.now())
+    worker.once('listening', () => {
+      if (++ready === config.workers) {
+        log.info({ workers: config.workers, store: store.description }, 'petstore ready')
+        if (key !== undefined) options.printBootstrapKey(key)
+      }
+    })
+  }
+
+  cluster.on('exit', (worker, code, signal) => {
+    const age = Date.now() - (startedAt.get(worker) ?? 0)
+    startedAt.delete(worker)
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      return
+    }
+    log.error({ worker: worker.process.pid, code, signal }, 'worker exited')
+    if (age < START_GRACE_MS && ready < config.workers) {
+      // it never came up (a port taken, a store refused): restarting would only loop
+      log.fatal('a worker failed to start; stopping')
+      stopAll(1)
+      return
+    }
+    setTimeout(fork, RESTART_DELAY_MS).unref()
+  })
+
+  let metricsServer: Server | undefined
+  const stopAll = (exitCode: number): void => {
+    if (stopping) return
+    stopping = true
+    metricsServer?.close()
+    metricsServer?.closeAllConnections()
+    const workers = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined)
+    if (workers.length === 0) process.exit(exitCode)
+    for (const worker of workers) worker.process.kill('SIGTERM')
+    // a worker drains within its own bound; this is the backstop
+    setTimeout(() => { process.exit(exitCode === 0 ? 1 : exitCode) }, options.drainTimeoutMs + 5_000).unref()
+    if (exitCode !== 0) process.exitCode = exitCode
+  }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      log.info({ signal }, 'shutting down: workers finish their in-flight requests')
+      stopAll(0)
+    })
+  }
+
+  if (config.metricsPort !== undefined) {
+    const aggregator = new AggregatorRegistry()
+    const source = { contentType: aggregator.contentType, metrics: async () => await aggregator.clusterMetrics() }
+    metricsServer = await startMetricsServer(source, config.metricsPort, config.host, log)
+    log.info({ address: metricsServer.address() }, 'metrics of all workers served at GET /metrics')
+  }
+  for (let i = 0; i < config.workers; i++) fork()
+}
+
+/** In a worker: lets the primary collect this worker's metrics for METRICS_PORT. */
+export function shareMetricsWithPrimary (registry: Registry): void {
+  // constructing one installs the worker's side of the exchange
+  void new AggregatorRegistry()
+  AggregatorRegistry.setRegistries([registry])
+}
