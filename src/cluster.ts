@@ -97,7 +97,8 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
 
 /** In a worker: lets the primary collect this worker's metrics for METRICS_PORT. */
 export function shareMetricsWithPrimary (registry: Registry): void {
-  // constructing one installs the worker's side of the exchange
-  void new AggregatorRegistry()
+  // constructing one installs the worker's side of the exchange; the instance itself is not needed
+  const installed = new AggregatorRegistry()
+  installed.clear()
   AggregatorRegistry.setRegistries([registry])
 }
