@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
 import type { Config } from './config.js'
 import { acceptJsonBodiesOnly } from './content-types.js'
+import apiReference from './docs/api-reference.js'
 import { ApiError, BODY_LIMIT_BYTES, handleClientError, handleError, sendError } from './errors.js'
 import { loggerOptions, RequestLogController, type LogStream } from './http/logging.js'
 import { REQUEST_ID_HEADER, requestIdFor } from './http/request-id.js'
@@ -170,6 +171,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
 
   await app.register(health)
   await app.register(openApiDocument, { prefix: '/v1' })
+  await app.register(apiReference)
   await app.register(async (v1) => {
     addBearerAuth(v1, { environmentKeys: config.apiKeys, cacheMs: config.apiKeyCacheMs, guard: app.rateLimits })
     // after authentication: the limit is per key

@@ -1,0 +1,66 @@
+import { readFile } from 'node:fs/promises'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifySwaggerUiConfigOptions } from '@fastify/swagger-ui'
+import type { FastifyPluginAsync } from 'fastify'
+
+/** Where the API reference page lives: outside `/v1` and public, like the document it shows. */
+export const DOCS_PREFIX = '/docs'
+
+/**
+ * The page's content security policy: scripts, styles, the document and "try it" requests from this
+ * service alone; `data:` images are Swagger UI's icons (in its CSS). Nothing inline is needed.
+ */
+export const DOCS_CSP: Readonly<Record<string, string>> = Object.freeze({
+  'default-src': "'none'",
+  'script-src': "'self'",
+  'style-src': "'self'",
+  'img-src': "'self' data:",
+  'connect-src': "'self'",
+  'base-uri': "'none'",
+  'form-action': "'none'",
+  'frame-ancestors': "'none'"
+})
+
+// beside this module: src/docs/ when run from source, dist/docs/ once built (the build copies it there)
+const PLUGIN_FILE = new URL('./swagger-ui-plugin.js', import.meta.url)
+
+type SwaggerUiPlugin = NonNullable<FastifySwaggerUiConfigOptions['plugins']>[number]
+
+/** What the plugin file defines on the page. */
+interface PageGlobals {
+  petstoreSwaggerUiPlugin: SwaggerUiPlugin
+}
+
+// @fastify/swagger-ui writes uiConfig functions into its swagger-initializer.js as source text
+// (Function#toString), so this runs in the browser: it may use only what the page defines
+function usePetstorePlugin (system: unknown): ReturnType<SwaggerUiPlugin> {
+  return (globalThis as unknown as PageGlobals).petstoreSwaggerUiPlugin(system)
+}
+
+/**
+ * `GET /docs`: Swagger UI on the served OpenAPI document, every asset from this service
+ * (the Swagger UI build shipped inside @fastify/swagger-ui). Its routes are hidden from the document.
+ */
+const apiReference: FastifyPluginAsync = async (app) => {
+  const pluginSource = await readFile(PLUGIN_FILE, 'utf8')
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    // loaded after Swagger UI's scripts and before it starts (on window load)
+    theme: { title: 'Pet Store API reference', js: [{ filename: 'petstore-plugin.js', content: pluginSource }] },
+    uiConfig: {
+      plugins: [usePetstorePlugin],
+      // no top bar: its logo is an SVG with an inline <style> (which the CSP refuses), and its
+      // "explore" box would load other documents; the page shows this service's document only
+      layout: 'BaseLayout',
+      deepLinking: true,
+      displayOperationId: true,
+      // the key stays in the page's memory only, never in localStorage
+      persistAuthorization: false
+    },
+    // written into the page as validatorUrl: null, so no badge is fetched from validator.swagger.io
+    validatorUrl: false,
+    staticCSP: { ...DOCS_CSP }
+  })
+}
+
+export default apiReference
