@@ -24,7 +24,8 @@ export function parseRetryAfter (value: string | null, now = Date.now()): number
   if (value === null) return undefined
   const text = value.trim()
   if (/^\d+$/.test(text)) return Number(text) * 1000
-  const at = Date.parse(text)
+  // every HTTP-date form starts with the day's name; Date.parse alone would take "-1" for a year
+  const at = /^[A-Za-z]{3,9},? /.test(text) ? Date.parse(text) : Number.NaN
   return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
 
