@@ -89,10 +89,10 @@ export function createClient (options: ClientOptions): PetStoreClient {
         method: 'GET',
         url: endpoint(settings, `/pets/${encodeURIComponent(String(petId))}`),
         signal,
-        onAnswer: (answer) => {
+        onAnswer: (response) => {
           if (warnedGetPet) return
           warnedGetPet = true
-          settings.onWarning(getPetDeprecationWarning(answer))
+          settings.onWarning(getPetDeprecationWarning(response))
         }
       })
       return expectShape(isObject(answer.body), answer.body as Pet, 'getPet', answer)
