@@ -1,0 +1,133 @@
+import { getPetDeprecationWarning } from './deprecation.js'
+import { PetStoreError, type OperationName } from './errors.js'
+import { findLink } from './link-header.js'
+import { resolveOptions, type ClientOptions, type ClientSettings, type RequestOptions } from './options.js'
+import { send, type ApiAnswer } from './transport.js'
+import type { ListPetsQuery, NewPet, Pet, PetPage } from './types.js'
+
+/** Options of `createPet`. */
+export interface CreatePetOptions extends RequestOptions {
+  /**
+   * Identifies this pet across retries (1 to 255 visible ASCII characters, e.g. a UUID; default: a
+   * new random UUID per call). Pass your own to make a create safe to repeat across process
+   * restarts: within 24 hours, the same key and body give the first answer again, creating nothing.
+   */
+  idempotencyKey?: string
+}
+
+/** The query of `pets.all`: the status filter and the page size (every page is fetched). */
+export type AllPetsQuery = Omit<ListPetsQuery, 'cursor'>
+
+/** A client of the Pet Store API v1; create it with {@link createClient}. */
+export interface PetStoreClient {
+  /**
+   * One page of pets, in `id` order (`limit` 1–100, default 20), optionally only those with
+   * `status`. Retried like every call (GETs are safe to repeat).
+   */
+  listPets (query?: ListPetsQuery, options?: RequestOptions): Promise<PetPage>
+  /**
+   * Adds a pet and returns it with its `id`. Always sends an `Idempotency-Key` and reuses it on
+   * every retry, so a create that is retried after a lost answer never adds the pet twice.
+   */
+  createPet (pet: NewPet, options?: CreatePetOptions): Promise<Pet>
+  /**
+   * One pet by id.
+   * @deprecated The service removes `GET /pets/{petId}` on 2030-12-05 (then it answers 410
+   * `gone`); use {@link PetStoreClient.listPets} with the `status` filter instead. The first call
+   * of each client emits a deprecation warning naming the sunset date.
+   */
+  getPet (petId: number, options?: RequestOptions): Promise<Pet>
+  /** Helpers over the pet collection. */
+  readonly pets: {
+    /** Every pet (with `status`, every pet that has it), page after page, following the `next` links. */
+    all (query?: AllPetsQuery, options?: RequestOptions): AsyncGenerator<Pet, void, undefined>
+  }
+}
+
+/**
+ * A client for the service at `options.baseUrl`. It holds no connection of its own (the fetch
+ * implementation pools them); create one per process and share it.
+ * @throws TypeError when an option is invalid.
+ */
+export function createClient (options: ClientOptions): PetStoreClient {
+  const settings = resolveOptions(options)
+  let warnedGetPet = false
+
+  const listPets = async (query: ListPetsQuery = {}, requestOptions: RequestOptions = {}): Promise<PetPage> => {
+    const url = endpoint(settings, '/pets')
+    for (const name of ['limit', 'status', 'cursor'] as const) {
+      const value = query[name]
+      if (value !== undefined) url.searchParams.set(name, String(value))
+    }
+    const answer = await send(settings, { operation: 'listPets', method: 'GET', url, signal: requestOptions.signal })
+    const pets = expectShape(Array.isArray(answer.body), answer.body as Pet[], 'listPets', answer)
+    const next = findLink(answer.response.headers.get('link'), 'next', answer.response.url || url.href)
+    if (next === undefined) return { pets }
+    // pages are asked for at baseUrl with the link's cursor, so the key only ever goes where the caller pointed it
+    const nextCursor = next.searchParams.get('cursor')
+    return { pets, nextCursor: expectShape(nextCursor !== null && nextCursor !== '', nextCursor as string, 'listPets', answer) }
+  }
+
+  return {
+    listPets,
+
+    async createPet (pet, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) {
+      const answer = await send(settings, {
+        operation: 'createPet',
+        method: 'POST',
+        url: endpoint(settings, '/pets'),
+        body: pet,
+        headers: { 'idempotency-key': idempotencyKey },
+        signal
+      })
+      return expectShape(isObject(answer.body), answer.body as Pet, 'createPet', answer)
+    },
+
+    async getPet (petId, { signal } = {}) {
+      const answer = await send(settings, {
+        operation: 'getPet',
+        method: 'GET',
+        url: endpoint(settings, `/pets/${encodeURIComponent(String(petId))}`),
+        signal,
+        onAnswer: (response) => {
+          if (warnedGetPet) return
+          warnedGetPet = true
+          settings.onWarning(getPetDeprecationWarning(response))
+        }
+      })
+      return expectShape(isObject(answer.body), answer.body as Pet, 'getPet', answer)
+    },
+
+    pets: {
+      async * all (query = {}, options = {}) {
+        let cursor: string | undefined
+        do {
+          const page: PetPage = await listPets(cursor === undefined ? query : { ...query, cursor }, options)
+          yield * page.pets
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+      }
+    }
+  }
+}
+
+function endpoint (settings: ClientSettings, path: string): URL {
+  return new URL(settings.baseUrl + path)
+}
+
+function isObject (value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** `value` when the answer has the documented shape; an `unexpected_response` otherwise. */
+function expectShape<T> (ok: boolean, value: T, operation: OperationName, { response, attempts }: ApiAnswer): T {
+  if (ok) return value
+  throw new PetStoreError({
+    code: 'unexpected_response',
+    status: response.status,
+    message: `${operation}: the HTTP ${response.status} answer is not what the API describes`,
+    operation,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    attempts
+  })
+}
