@@ -37,6 +37,10 @@ function usePetstorePlugin (system: unknown): ReturnType<SwaggerUiPlugin> {
   return (globalThis as unknown as PageGlobals).petstoreSwaggerUiPlugin(system)
 }
 
+function serversOf (document: Readonly<Record<string, unknown>>): unknown[] {
+  return Array.isArray(document.servers) ? document.servers : []
+}
+
 /**
  * `GET /docs`: Swagger UI on the served OpenAPI document, every asset from this service
  * (the Swagger UI build shipped inside @fastify/swagger-ui). Its routes are hidden from the document.
@@ -59,6 +63,13 @@ const apiReference: FastifyPluginAsync = async (app) => {
     },
     // written into the page as validatorUrl: null, so no badge is fetched from validator.swagger.io
     validatorUrl: false,
+    // "try it" goes to the service that served the page, whatever address it was opened at (the
+    // document's own servers are absolute, and the page may only call its own origin); they stay
+    // listed after it
+    transformSpecification: (document) => ({
+      ...document,
+      servers: [{ url: '/v1', description: 'This service (where this page was loaded from)' }, ...serversOf(document)]
+    }),
     staticCSP: { ...DOCS_CSP }
   })
 }
