@@ -14,7 +14,6 @@ import { instrumentStore } from './metrics/instrument-store.js'
 import { Metrics } from './metrics/metrics.js'
 import { registerOpenApi } from './openapi.js'
 import { RateLimits } from './rate-limit/rate-limits.js'
-import { connectRedis } from './rate-limit/redis.js'
 import { CursorCodec } from './pagination/cursor.js'
 import health from './routes/health.js'
 import openApiDocument from './routes/openapi-document.js'
@@ -184,7 +183,8 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
 
 /** Rate limits with counters in Redis when `REDIS_URL` is set (shared by all instances), else in memory. */
 async function registerRateLimits (app: FastifyInstance, config: Config, metrics: Metrics): Promise<RateLimits> {
-  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, app.log)
+  // loaded only when used: ioredis alone adds about 20 MB to the process
+  const redis = config.redisUrl === undefined ? undefined : await (await import('./rate-limit/redis.js')).connectRedis(config.redisUrl, app.log)
   if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
   // one id per database: instances of one deployment share counters, staging and production never do
   const deploymentId = await app.store.ensureSetting('deployment_id', randomUUID())
