@@ -19,7 +19,7 @@
  * after warm-up above `--max-growth-mb`, a line the server logged at error level, or a server that
  * does not exit 0.
  *
- * The server runs with LOG_LEVEL=warn by default: at info it writes two JSON lines per request,
+ * The server runs with LOG_LEVEL=warn by default: at info it writes a JSON line per request,
  * which over a long soak is gigabytes of output and measures pino more than the service. Its
  * stdout is read (and discarded) line by line; warnings and errors are counted and shown.
  * PostgreSQL (`--store postgres`) uses TEST_DATABASE_URL, else DATABASE_URL, and works in a

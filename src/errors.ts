@@ -159,7 +159,11 @@ export function toApiError (error: unknown): ApiError {
 /** Fastify error handler: logs server faults, answers every failure with an Error body. */
 export function handleError (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
-  if (apiError.status >= 500) {
+  if (error instanceof StoreUnavailableError) {
+    // the database's or the network's state, not a fault here: counted in the store metrics, and
+    // also what a request still running as the store closes at shutdown gets
+    request.log.warn({ err: error }, 'request failed: the store is unavailable')
+  } else if (apiError.status >= 500) {
     request.log.error({ err: error }, 'request failed')
   } else {
     request.log.info({ code: apiError.code, reason: apiError.message }, 'request rejected')

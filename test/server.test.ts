@@ -106,7 +106,8 @@ for (const store of testStores()) {
         const servers = serverProcesses(t)
         const databaseUrl = await freshDatabaseUrl(t, store)
         const key = environmentKey()
-        const server = await servers.start({ DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: key })
+        // debug: the "incoming request" line says when the request has reached the server
+        const server = await servers.start({ DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: key, LOG_LEVEL: 'debug' })
         const body = JSON.stringify({ name: 'Slow Sender 01', categoryId: 7 })
         assert.equal(Buffer.byteLength(body), 40)
         const socket = await openSocket(server.port)

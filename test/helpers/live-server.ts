@@ -9,9 +9,12 @@ export function strongApiKey (): string {
   return `reliability-${randomBytes(24).toString('base64url')}`
 }
 
-/** The environment of a server under load: a fixed key, no per-key rate limit. */
+/**
+ * The environment of a server under load: a fixed key, no per-key rate limit, and logging at
+ * debug, whose "incoming request" line tells a test that a request has reached the server.
+ */
 export function loadEnv (databaseUrl: string, apiKey: string): Record<string, string> {
-  return { DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: apiKey, RATE_LIMIT_MAX: '0' }
+  return { DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: apiKey, RATE_LIMIT_MAX: '0', LOG_LEVEL: 'debug' }
 }
 
 export function bearer (apiKey: string): { authorization: string } {
@@ -88,7 +91,7 @@ export function getRequest (server: ServerProcess, apiKey: string, path: string)
   return `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1:${server.port}\r\nauthorization: Bearer ${apiKey}\r\n\r\n`
 }
 
-/** How many `POST /v1/pets` requests the server has logged as arrived (headers read, body maybe not). */
+/** How many `POST /v1/pets` requests the server has logged as arrived (headers read, body maybe not; needs LOG_LEVEL=debug). */
 export function arrivedCreates (server: ServerProcess): number {
   return server.stdout.split('\n')
     .filter((line) => line.includes('"incoming request"') && line.includes('"method":"POST"') && line.includes('"url":"/v1/pets"'))
