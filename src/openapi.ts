@@ -55,7 +55,9 @@ unknown field is rejected. The pet is written durably (fsync'd) before 201 is se
 \`GET /pets\` returns a bare array ordered by \`id\` ascending, at most \`limit\` (1–${PAGE_LIMIT_MAX},
 default ${PAGE_LIMIT_DEFAULT}, in plain decimal digits like every integer in a query or path) pets. When more pets match, the answer carries
 \`Link: <…/v1/pets?limit=…&cursor=…>; rel="next"\` (RFC 8288). Following \`next\` links returns every
-matching pet exactly once, also while pets are being added. Cursors are opaque and bound to the
+matching pet exactly once, also while pets are being added. Pages may be served from memory: a
+page always includes the pets created through the instance that answers, and may miss one created
+through another instance during the last second at most. Cursors are opaque and bound to the
 \`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`. Unknown query
 parameters are ignored.
 
