@@ -35,16 +35,26 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
     await store.close()
   }
 
+  // the key is stored already: whether the workers come up or not, this is the only time it can be shown
+  const showKey = (): void => {
+    if (key !== undefined) options.printBootstrapKey(key)
+    key = undefined
+  }
   let stopping = false
+  let exitCode = 0
   let ready = 0
   const startedAt = new Map<Worker, number>()
+  // a worker that has exited may still be listed until its IPC channel closes
+  const running = (): Worker[] => Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined && !worker.isDead())
   const fork = (): void => {
     const worker = cluster.fork()
     startedAt.set(worker, Date.now())
+    // e.g. a connection handed to a worker that has just died: logged, never fatal to the primary
+    worker.on('error', (error) => { log.error({ err: error, worker: worker.process.pid }, 'worker IPC error') })
     worker.once('listening', () => {
       if (++ready === config.workers) {
         log.info({ workers: config.workers, store: store.description }, 'petstore ready')
-        if (key !== undefined) options.printBootstrapKey(key)
+        showKey()
       }
     })
   }
@@ -53,13 +63,14 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
     const age = Date.now() - (startedAt.get(worker) ?? 0)
     startedAt.delete(worker)
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      if (running().length === 0) process.exit(exitCode)
       return
     }
     log.error({ worker: worker.process.pid, code, signal }, 'worker exited')
     if (age < START_GRACE_MS && ready < config.workers) {
       // it never came up (a port taken, a store refused): restarting would only loop
       log.fatal('a worker failed to start; stopping')
+      showKey()
       stopAll(1)
       return
     }
@@ -67,17 +78,17 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
   })
 
   let metricsServer: Server | undefined
-  const stopAll = (exitCode: number): void => {
+  const stopAll = (code: number): void => {
     if (stopping) return
     stopping = true
+    exitCode = code
     metricsServer?.close()
     metricsServer?.closeAllConnections()
-    const workers = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined)
+    const workers = running()
     if (workers.length === 0) process.exit(exitCode)
     for (const worker of workers) worker.process.kill('SIGTERM')
     // a worker drains within its own bound; this is the backstop
     setTimeout(() => { process.exit(exitCode === 0 ? 1 : exitCode) }, options.drainTimeoutMs + 5_000).unref()
-    if (exitCode !== 0) process.exitCode = exitCode
   }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -89,7 +100,12 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
   if (config.metricsPort !== undefined) {
     const aggregator = new AggregatorRegistry()
     const source = { contentType: aggregator.contentType, metrics: async () => await aggregator.clusterMetrics() }
-    metricsServer = await startMetricsServer(source, config.metricsPort, config.host, log)
+    try {
+      metricsServer = await startMetricsServer(source, config.metricsPort, config.host, log)
+    } catch (error) {
+      showKey()
+      throw error
+    }
     log.info({ address: metricsServer.address() }, 'metrics of all workers served at GET /metrics')
   }
   for (let i = 0; i < config.workers; i++) fork()

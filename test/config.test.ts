@@ -31,7 +31,8 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       corsOrigins: [],
       metricsPort: undefined,
-      trustProxy: false
+      trustProxy: false,
+      workers: 1
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -52,7 +53,8 @@ describe('loadConfig', () => {
       REDIS_URL: 'redis://:s3cret@cache.internal:6379/2',
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,https://app.example.com',
       METRICS_PORT: '9100',
-      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1'
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
+      WORKERS: '4'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -70,7 +72,8 @@ describe('loadConfig', () => {
       redisUrl: 'redis://:s3cret@cache.internal:6379/2',
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       metricsPort: 9100,
-      trustProxy: '10.0.0.0/8, 192.168.1.1'
+      trustProxy: '10.0.0.0/8, 192.168.1.1',
+      workers: 4
     })
   })
 
@@ -111,6 +114,24 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:pets.db' }, '/srv').database, { kind: 'sqlite', path: '/srv/pets.db' })
   })
 
+  test('When WORKERS is 1 to 64 on a store every process can open, then that many workers are asked for', () => {
+    assert.equal(loadConfig({ WORKERS: '1' }).workers, 1)
+    assert.equal(loadConfig({ WORKERS: ' 64 ' }).workers, 64)
+    assert.equal(loadConfig({ WORKERS: '2', DATABASE_URL: 'postgres://db/petstore' }).workers, 2)
+    // one process on a private in-memory store is the default, and stays allowed
+    assert.equal(loadConfig({ WORKERS: '1', DATABASE_URL: 'sqlite::memory:' }).workers, 1)
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).workers, 1)
+  })
+
+  test('When WORKERS is above 1 with DATABASE_URL=sqlite::memory:, then the error names WORKERS: each worker would have a store of its own', () => {
+    const error = configError({ WORKERS: '2', DATABASE_URL: 'sqlite::memory:' })
+
+    assert.equal(error.variable, 'WORKERS')
+    assert.ok(error.message.startsWith('WORKERS '))
+    assert.match(error.message, /sqlite::memory:/)
+    assert.doesNotMatch(error.message, /\n/)
+  })
+
   test('When the host is 0.0.0.0, then the default base URL uses localhost', () => {
     assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '3000' }).publicBaseUrl, 'http://localhost:3000/v1')
   })
@@ -146,7 +167,12 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example.com' }],
     ['METRICS_PORT', { METRICS_PORT: '70000' }],
     ['METRICS_PORT', { PORT: '9000', METRICS_PORT: '9000' }],
-    ['TRUST_PROXY', { TRUST_PROXY: 'yes please' }]
+    ['TRUST_PROXY', { TRUST_PROXY: 'yes please' }],
+    ['WORKERS', { WORKERS: '0' }],
+    ['WORKERS', { WORKERS: '65' }],
+    ['WORKERS', { WORKERS: 'abc' }],
+    ['WORKERS', { WORKERS: '-2' }],
+    ['WORKERS', { WORKERS: '1.5' }]
   ]
   for (const [variable, env] of wrong) {
     test(`When ${variable} is ${JSON.stringify(Object.values(env)[0])}, then the error names ${variable}`, () => {

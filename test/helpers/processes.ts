@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer, connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
@@ -9,7 +10,8 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** Settings a developer's shell may carry that would change what a child process does. */
 const PETSTORE_VARIABLES = [
   'PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL', 'LOG_LEVEL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS',
-  'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT', 'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY'
+  'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT', 'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY',
+  'WORKERS'
 ]
 
 /** The test runner's environment without any petstore setting, plus `overrides`. */
@@ -75,6 +77,16 @@ export async function runCli (args: readonly string[], env: NodeJS.ProcessEnv): 
   }
 }
 
+/** The ids of the processes `pid` has started and that still run (Linux: /proc); none once it has exited. */
+export function childPids (pid: number | undefined): number[] {
+  if (pid === undefined) return []
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((id) => id !== '').map(Number)
+  } catch {
+    return []
+  }
+}
+
 /** A port nothing listens on right now (the OS picks it; it is released before returning). */
 export async function freePort (): Promise<number> {
   const server = createServer()
@@ -88,7 +100,13 @@ export async function freePort (): Promise<number> {
   return address.port
 }
 
-/** One `src/server.ts` process. */
+/**
+ * What a server process runs: `src/server.ts` through tsx (the default), or the build,
+ * `dist/server.js` (run `npm run build` first), as production runs it.
+ */
+export type ServerEntry = 'source' | 'build'
+
+/** One server process: `src/server.ts`, or `dist/server.js` for the entry `build`. */
 export class ServerProcess {
   readonly child: ChildProcess
   readonly port: number
@@ -99,10 +117,12 @@ export class ServerProcess {
   #stderr = ''
   readonly #waiters = new Set<() => void>()
 
-  constructor (env: NodeJS.ProcessEnv, port: number) {
+  constructor (env: NodeJS.ProcessEnv, port: number, entry: ServerEntry = 'source') {
     this.port = port
     this.baseUrl = `http://127.0.0.1:${port}`
-    this.child = spawnTsx('src/server.ts', [], env)
+    this.child = entry === 'build'
+      ? spawn(process.execPath, ['dist/server.js'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawnTsx('src/server.ts', [], env)
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { this.#stdout += chunk; this.#notify() })
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { this.#stderr += chunk; this.#notify() })
     this.exited = exitOf(this.child)
@@ -157,9 +177,18 @@ export class ServerProcess {
     return within(ms, `server (pid ${String(this.child.pid)}) did not exit`, this.exited)
   }
 
-  /** Kills the process if it still runs; used by the cleanup. */
+  /** Kills the process, and its children (a cluster primary's workers), if it still runs; used by the cleanup. */
   async kill (): Promise<void> {
-    if (this.running) this.child.kill('SIGKILL')
+    if (this.running) {
+      for (const pid of childPids(this.child.pid)) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // gone already
+        }
+      }
+      this.child.kill('SIGKILL')
+    }
     await within(5_000, `server (pid ${String(this.child.pid)}) survived SIGKILL`, this.exited)
   }
 
@@ -180,12 +209,12 @@ export interface ServerProcesses {
  * Call it before `tempDir(t)`: cleanups run in the order they were registered,
  * so the processes are gone before their directory is removed.
  */
-export function serverProcesses (t: TestContext): ServerProcesses {
+export function serverProcesses (t: TestContext, options: { entry?: ServerEntry } = {}): ServerProcesses {
   const started: ServerProcess[] = []
   t.after(async () => { await Promise.all(started.map((server) => server.kill())) })
   const spawnServer = async (env: Record<string, string>): Promise<ServerProcess> => {
     const port = await freePort()
-    const server = new ServerProcess(childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: env.PORT ?? String(port) }), port)
+    const server = new ServerProcess(childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: env.PORT ?? String(port) }), port, options.entry)
     started.push(server)
     return server
   }
