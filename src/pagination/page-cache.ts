@@ -15,8 +15,8 @@ interface Entry extends CachedPage {
 /** How long a page may be served from memory at most, whatever the store says (ms). */
 export const PAGE_CACHE_MAX_AGE_MS = 1000
 
-// at most 100 pets of at most ~400 bytes each: a full cache stays within a few tens of MB
-const MAX_PAGES = 2000
+// at most 100 pets of at most ~470 bytes each: a full cache of 1000 pages stays under about 50 MB
+const MAX_PAGES = 1000
 
 /**
  * Hot list pages, kept serialized. A page is served from here only while the store's list
@@ -27,7 +27,7 @@ export class PageCache {
   readonly #pages: LRUCache<string, Entry>
 
   constructor (clock: { now (): number }) {
-    this.#pages = new LRUCache<string, Entry>({ max: MAX_PAGES, ttl: PAGE_CACHE_MAX_AGE_MS, ttlAutopurge: false, perf: clock })
+    this.#pages = new LRUCache<string, Entry>({ max: MAX_PAGES, ttl: PAGE_CACHE_MAX_AGE_MS, ttlResolution: 0, ttlAutopurge: false, perf: clock })
   }
 
   get (key: string, version: number | undefined): CachedPage | undefined {

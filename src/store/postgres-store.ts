@@ -44,7 +44,8 @@ interface PetInsert {
   completing: IdempotencyCompletion | undefined
 }
 
-const claimKey = (claim: { scope: string, key: string }): string => `${claim.scope}\n${claim.key}`
+// the token too: an old holder and the new one of the same key may be in one batch, and only the new one completes
+const claimKey = (claim: { scope: string, key: string, token: string }): string => `${claim.scope}\n${claim.key}\n${claim.token}`
 
 interface BatchInsert {
   created: Map<PetInsert, Pet>
@@ -65,7 +66,7 @@ async function insertKept (client: pg.PoolClient | pg.Pool, kept: readonly PetIn
   const completions = kept.filter((item) => item.completing !== undefined)
   if (completions.length === 0) return { created, lost: [] }
   const claims = completions.map((item) => item.completing as IdempotencyCompletion)
-  const completed = await client.query<{ scope: string, key: string }>({
+  const completed = await client.query<{ scope: string, key: string, token: string }>({
     ...SQL.completeIdempotencyKeys,
     values: [claims.map((c) => c.scope), claims.map((c) => c.key), claims.map((c) => c.token), completions.map((item) => JSON.stringify(created.get(item)))]
   })
@@ -149,7 +150,7 @@ const SQL = {
     name: 'petstore-complete-idempotency-keys',
     text: 'UPDATE idempotency_keys AS k SET token = NULL, locked_until = NULL, response_status = 201, response_body = c.body ' +
       'FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS c(scope, key, token, body) ' +
-      'WHERE k.scope = c.scope AND k.key = c.key AND k.token = c.token RETURNING k.scope, k.key'
+      'WHERE k.scope = c.scope AND k.key = c.key AND k.token = c.token RETURNING c.scope, c.key, c.token'
   },
   findPet: { name: 'petstore-find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1` },
   listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },

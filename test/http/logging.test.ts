@@ -5,7 +5,8 @@ import type { InjectOptions } from 'fastify'
 import { generateApiKey } from '../../src/auth/api-keys.js'
 import { redactUrl } from '../../src/http/logging.js'
 import { buildTestApp, type TestApp } from '../helpers/build-app.js'
-import { captureLogs, recoverableText, type CapturedLogs } from '../helpers/log-capture.js'
+import { assertError } from '../helpers/assertions.js'
+import { captureLogs, recoverableText, type CapturedLogs, type LogRecord } from '../helpers/log-capture.js'
 
 /** Requests that carry `key` everywhere a client might put it, valid or not, succeeding or failing. */
 function requestsCarrying (key: string): InjectOptions[] {
@@ -119,6 +120,96 @@ describe('a key never reaches a log line', () => {
     assert.match(answer, /^HTTP\/1\.1 400 /)
     assert.ok(logs.lines.some((line) => line.includes('client error')), 'the rejection is logged')
     for (const line of logs.lines) assert.ok(!recoverableText(line).includes(api.key), `the key can be read from: ${line.slice(0, 300)}…`)
+  })
+})
+
+/** The parsed lines about the request whose X-Request-Id was `id`. */
+function linesOf (logs: CapturedLogs, id: string): LogRecord[] {
+  return logs.records().filter((record) => record.reqId === id)
+}
+
+// what an access line holds: pino's own fields, the request id, and the request's summary
+const ACCESS_LINE_FIELDS = ['hostname', 'level', 'method', 'msg', 'pid', 'remoteAddress', 'reqId', 'responseTime', 'statusCode', 'time', 'url']
+
+describe('one access-log line per request', () => {
+  test('When LOG_LEVEL is info, then each request writes exactly one "request completed" line, with method, redacted URL, address, status, time and id, and no "incoming request" line', async (t) => {
+    const logs = captureLogs()
+    const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+    const json = { 'content-type': 'application/json' }
+    // each case: the request, and the URL its line must show
+    const cases: Array<[InjectOptions, string]> = [
+      [{ method: 'GET', url: '/v1/pets?limit=5', headers: api.auth }, '/v1/pets?limit=5'],
+      [{ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: JSON.stringify({ name: 'Rex', categoryId: 1 }) }, '/v1/pets'],
+      [{ method: 'GET', url: '/v1/pets?api_key=secret&limit=2', headers: api.auth }, '/v1/pets?api_key=[redacted]&limit=2'],
+      [{ method: 'GET', url: '/v1/pets?limit=0', headers: api.auth }, '/v1/pets?limit=0'],
+      [{ method: 'GET', url: '/v1/pets/999', headers: api.auth }, '/v1/pets/999'],
+      [{ method: 'GET', url: '/v1/pets' }, '/v1/pets'],
+      [{ method: 'DELETE', url: '/v1/pets', headers: api.auth }, '/v1/pets'],
+      [{ method: 'GET', url: '/healthz' }, '/healthz']
+    ]
+
+    const answers = []
+    for (const [i, [request]] of cases.entries()) {
+      answers.push(await api.app.inject({ ...request, headers: { ...request.headers, 'x-request-id': `access-${i}` } }))
+    }
+
+    assert.deepEqual(answers.map((res) => res.statusCode), [200, 201, 200, 400, 404, 401, 405, 200])
+    assert.deepEqual(logs.records().filter((record) => record.msg === 'incoming request'), [])
+    for (const [i, [request, url]] of cases.entries()) {
+      const lines = linesOf(logs, `access-${i}`)
+      const completed = lines.filter((line) => line.msg === 'request completed')
+      assert.equal(completed.length, 1, `one completed line for ${request.method} ${request.url}: ${JSON.stringify(lines)}`)
+      const line = completed[0] as LogRecord
+      assert.deepEqual(Object.keys(line).sort(), ACCESS_LINE_FIELDS)
+      assert.deepEqual({ level: line.level, method: line.method, url: line.url, remoteAddress: line.remoteAddress, statusCode: line.statusCode },
+        { level: 30, method: request.method, url, remoteAddress: '127.0.0.1', statusCode: answers[i]?.statusCode })
+      assert.ok(typeof line.responseTime === 'number' && line.responseTime >= 0, `responseTime ${String(line.responseTime)}`)
+      // an answer that went well is told in that one line alone
+      if ((answers[i]?.statusCode ?? 0) < 400) assert.equal(lines.length, 1, JSON.stringify(lines))
+    }
+  })
+
+  test('When LOG_LEVEL is debug, then each request writes its "incoming request" line, then its one "request completed" line', async (t) => {
+    const logs = captureLogs()
+    const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'debug' } })
+
+    for (const id of ['debug-1', 'debug-2']) await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': id } })
+
+    for (const id of ['debug-1', 'debug-2']) {
+      const messages = linesOf(logs, id).map((line) => line.msg).filter((msg) => msg === 'incoming request' || msg === 'request completed')
+      assert.deepEqual(messages, ['incoming request', 'request completed'], id)
+    }
+  })
+
+  test('When the URL carries ?api_key=secret, then the access line (and at debug the incoming line) shows it redacted', async (t) => {
+    for (const level of ['info', 'debug']) {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: level } })
+
+      await api.app.inject({ method: 'GET', url: '/v1/pets?api_key=secret&limit=1', headers: { ...api.auth, 'x-request-id': 'redact-1' } })
+
+      const lines = linesOf(logs, 'redact-1')
+      const completed = lines.find((line) => line.msg === 'request completed')
+      assert.equal(completed?.url, '/v1/pets?api_key=[redacted]&limit=1', level)
+      if (level === 'debug') {
+        const incoming = lines.find((line) => line.msg === 'incoming request')
+        assert.equal((incoming?.req as { url?: unknown } | undefined)?.url, '/v1/pets?api_key=[redacted]&limit=1')
+      }
+      assert.ok(logs.lines.every((line) => !line.includes('secret')), level)
+    }
+  })
+
+  test('When LOG_LEVEL is info and a request fails because the store is unavailable, then the failure is still logged beside its access line', async (t) => {
+    const logs = captureLogs()
+    const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+    await api.app.store.close()
+
+    const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'down-1' } })
+
+    assertError(res, 'service_unavailable')
+    const lines = linesOf(logs, 'down-1')
+    assert.deepEqual(lines.map((line) => [line.level, line.msg]), [[40, 'request failed: the store is unavailable'], [30, 'request completed']])
+    assert.equal(lines[1]?.statusCode, 503)
   })
 })
 
