@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import type { LightMyRequestResponse } from 'fastify'
 import { hashApiKey } from '../src/auth/api-keys.js'
 import type { Pet, PetStatus } from '../src/schemas/pet.js'
@@ -27,8 +28,9 @@ interface Instances {
 }
 
 /** Two instances on the same fresh schema; both send the key A created, so B authenticates a key it never created. */
-// readers list as fast as they can (most lists come from the page cache): the per-key limit is not what these tests are about
-const UNLIMITED = { RATE_LIMIT_MAX: '0' }
+// three instances and ten readers in one test process keep its event loop busy: the per-key limit
+// and a query answered late because of that load are not what these tests are about
+const UNLIMITED = { RATE_LIMIT_MAX: '0', DATABASE_TIMEOUT_MS: '10000' }
 
 async function twoInstances (t: TestContext): Promise<Instances> {
   const databaseUrl = await freshDatabaseUrl(t, 'postgres')
@@ -269,11 +271,15 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
     assert.deepEqual((await walkPages([apiA, apiB], '/v1/pets?limit=2', 2)).flat(), pets, 'the instances share one cursor secret')
   })
 
-  test('When pets are created concurrently through A and B while readers list the whole catalogue, then every list seen is a prefix of the final list', async (t) => {
+  test('When pets are created concurrently through six instances while readers list the whole catalogue, then every list seen is a prefix of the final list', async (t) => {
     const { a, b } = await twoInstances(t)
     // a third instance only reads, so its pool is free to sample many snapshots; B also reads while it writes
     const c = { ...await buildTestApp(t, { databaseUrl: a.databaseUrl, withKey: false, env: UNLIMITED }), key: a.key, auth: a.auth }
-    const perRound = 100
+    // each instance commits one group at a time: four more writing instances make more commits race
+    const more = await Promise.all(Array.from({ length: 4 }, async () =>
+      ({ ...await buildTestApp(t, { databaseUrl: a.databaseUrl, withKey: false, env: UNLIMITED }), key: a.key, auth: a.auth })))
+    const writerApps: TestApp[] = [a, b, ...more]
+    const perRound = 96
     const everything: Pet[] = []
     // one round per status, each listed through its own filter on a single page: three chances to catch an id committed out of order
     for (const status of STATUSES) {
@@ -286,14 +292,24 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
           const res = await get(api, `/v1/pets?status=${status}&limit=${perRound}`)
           assert.equal(res.statusCode, 200, res.body)
           seen.push(ids(res.json()))
+          // most lists come from the page cache at once: sample over time instead of spinning
+          await delay(1)
         }
       }
       const readers = Promise.all([b, b, c, c, c, c, c, c, c, c].map(read))
-      const writers = Array.from({ length: perRound }, (_, i) =>
-        createPet(i % 2 === 0 ? a : b, { name: `Pet ${status} ${i}`, categoryId: i, status }))
+      // 10 writers, each creating one pet after another: concurrent creates arrive together in group
+      // commits, so sequential lanes make many commits (states for the readers to catch), not two
+      const lanes = 12
+      const writers = Array.from({ length: lanes }, async (_, lane) => {
+        const pets: Pet[] = []
+        for (let i = lane; i < perRound; i += lanes) {
+          pets.push(await createPet(writerApps[lane % writerApps.length] as TestApp, { name: `Pet ${status} ${i}`, categoryId: i, status }))
+        }
+        return pets
+      })
       let created: Pet[]
       try {
-        created = await Promise.all(writers)
+        created = (await Promise.all(writers)).flat()
       } finally {
         writing = false
         await readers

@@ -11,17 +11,7 @@ import type { NewPetRecord } from '../../src/store/pet-store.js'
 import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, listAllPets, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
 import { execSql, requiresPostgres } from '../helpers/databases.js'
-
-/** A clock the test moves by hand. */
-interface ManualClock {
-  now: () => number
-  advance: (ms: number) => void
-}
-
-function manualClock (start = Date.now()): ManualClock {
-  let time = start
-  return { now: () => time, advance: (ms) => { time += ms } }
-}
+import { manualClock } from '../helpers/clock.js'
 
 /**
  * POSTs to /v1/pets with an optional Idempotency-Key; a string body is sent as it is

@@ -7,22 +7,12 @@ import type { Pet, PetStatus } from '../../src/schemas/pet.js'
 import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, postPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { execSql } from '../helpers/databases.js'
+import { manualClock } from '../helpers/clock.js'
 
 const PUBLIC_BASE_URL = 'https://api.example.com/v1'
 const STAGING_BASE_URL = 'https://staging.example.com/v1'
 
 const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold']
-
-/** A clock the test moves by hand. */
-interface ManualClock {
-  now: () => number
-  advance: (ms: number) => void
-}
-
-function manualClock (start = Date.now()): ManualClock {
-  let time = start
-  return { now: () => time, advance: (ms) => { time += ms } }
-}
 
 async function getPets (api: TestApp, query = '', headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return api.app.inject({ method: 'GET', url: `/v1/pets${query}`, headers: { ...api.auth, ...headers } })
