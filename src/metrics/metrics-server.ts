@@ -14,14 +14,14 @@ interface ErrorLog {
  * Serves `GET /metrics` in the Prometheus text format on a listener of its own, so the metrics
  * port can stay inside the cluster while the API port faces clients. No key is needed.
  */
-export async function startMetricsServer (registry: MetricsSource, port: number, host: string, log: ErrorLog): Promise<Server> {
+export async function startMetricsServer (source: MetricsSource, port: number, host: string, log: ErrorLog): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Metrics are at GET /metrics\n')
       return
     }
-    registry.metrics().then((text) => {
-      response.writeHead(200, { 'content-type': registry.contentType }).end(text)
+    source.metrics().then((text) => {
+      response.writeHead(200, { 'content-type': source.contentType }).end(text)
     }, (error: unknown) => {
       log.error({ err: error }, 'could not collect metrics')
       response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('could not collect metrics\n')

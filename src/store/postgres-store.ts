@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
 import { ChangeListener } from './postgres-notifications.js'
-import { GroupCommit, type ItemOutcome } from './group-commit.js'
+import { groupCreates, type ItemOutcome, type PendingCreate } from './group-commit.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
@@ -36,25 +36,17 @@ const lockSql = (purpose: number): string => `pg_advisory_xact_lock(${purpose}, 
 /** Notified (with the schema as payload) whenever pets are added. */
 export const PETS_CHANGED_CHANNEL = 'petstore_pets_changed'
 
-// a bound on one group commit's statement and on how long it holds the id lock
-const MAX_CREATES_PER_COMMIT = 256
-
-interface PetInsert {
-  pet: NewPetRecord
-  completing: IdempotencyCompletion | undefined
-}
-
 // the token too: an old holder and the new one of the same key may be in one batch, and only the new one completes
 const claimKey = (claim: { scope: string, key: string, token: string }): string => `${claim.scope}\n${claim.key}\n${claim.token}`
 
 interface BatchInsert {
-  created: Map<PetInsert, Pet>
+  created: Map<PendingCreate, Pet>
   /** Items whose claim was no longer held: the transaction must be rolled back. */
-  lost: PetInsert[]
+  lost: PendingCreate[]
 }
 
 /** Inserts the pets of `kept` and completes their claims, inside the caller's transaction (if any claims). */
-async function insertKept (client: pg.PoolClient | pg.Pool, kept: readonly PetInsert[]): Promise<BatchInsert> {
+async function insertKept (client: pg.PoolClient | pg.Pool, kept: readonly PendingCreate[]): Promise<BatchInsert> {
   const { rows } = await client.query<PetRow>({
     ...SQL.insertPets,
     values: [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status)]
@@ -62,7 +54,7 @@ async function insertKept (client: pg.PoolClient | pg.Pool, kept: readonly PetIn
   // ids are drawn in input order, so the pets sorted by id line up with the input
   const pets = rows.map(rowToPet).sort((a, b) => a.id - b.id)
   if (pets.length !== kept.length) throw new Error(`inserted ${pets.length} pets for ${kept.length} creates`)
-  const created = new Map<PetInsert, Pet>(kept.map((item, index) => [item, pets[index] as Pet]))
+  const created = new Map<PendingCreate, Pet>(kept.map((item, index) => [item, pets[index] as Pet]))
   const completions = kept.filter((item) => item.completing !== undefined)
   if (completions.length === 0) return { created, lost: [] }
   const claims = completions.map((item) => item.completing as IdempotencyCompletion)
@@ -181,8 +173,7 @@ export class PostgresPetStore implements PetStore {
   readonly description: string
   readonly #options: PostgresStoreOptions
   readonly #pool: pg.Pool
-  readonly #creates = new GroupCommit<PetInsert, Pet>(async (items) => await this.#insertPets(items), MAX_CREATES_PER_COMMIT,
-    (error) => error instanceof StoreUnavailableError)
+  readonly #creates = groupCreates(async (items) => await this.#insertPets(items))
 
   readonly #changes: ChangeListener
   #closed = false
@@ -218,8 +209,8 @@ export class PostgresPetStore implements PetStore {
   // one transaction (one commit) for the batch. A claim found lost at completion rolls the batch
   // back, and it is written again without that pet: lost claims are rare (a lease ran out), and
   // no claim row is locked before the insert, so a takeover never waits behind a slow create
-  async #insertPets (items: readonly PetInsert[]): Promise<Array<ItemOutcome<Pet>>> {
-    const lost = new Set<PetInsert>()
+  async #insertPets (items: readonly PendingCreate[]): Promise<Array<ItemOutcome<Pet>>> {
+    const lost = new Set<PendingCreate>()
     for (;;) {
       const kept = items.filter((item) => !lost.has(item))
       if (kept.length === 0) break

@@ -5,7 +5,7 @@ import { SQLITE_BUSY_TIMEOUT_MS } from '../config.js'
 import { StoreUnavailableError } from '../errors.js'
 import type { Pet } from '../schemas/pet.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
-import { GroupCommit, type ItemOutcome } from './group-commit.js'
+import { groupCreates, type ItemOutcome, type PendingCreate } from './group-commit.js'
 import { loadMigrations, SchemaTooNewError } from './migrations.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
@@ -20,14 +20,6 @@ interface ApiKeyRow {
 
 // how long a start-up migration waits for another process's
 const SQLITE_MIGRATION_BUSY_TIMEOUT_MS = 30_000
-
-// a bound on one group commit's transaction, so one burst cannot hold the write lock for long
-const MAX_CREATES_PER_COMMIT = 256
-
-interface PetInsert {
-  pet: NewPetRecord
-  completing: IdempotencyCompletion | undefined
-}
 
 // failures of the engine or the disk rather than of the query: the client may retry
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|NOMEM|READONLY|PROTOCOL)/
@@ -50,8 +42,8 @@ export class SqlitePetStore implements PetStore {
   // bumped by this connection's own commits of pets, and when another connection committed anything
   #listVersion = 0
   #dataVersion: number | undefined
-  readonly #creates = new GroupCommit<PetInsert, Pet>((items) => this.#insertPets(items), MAX_CREATES_PER_COMMIT,
-    (error) => error instanceof StoreUnavailableError)
+  readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
+  #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
 
   constructor (location: SqliteLocation) {
     if ('path' in location) {
@@ -81,10 +73,15 @@ export class SqlitePetStore implements PetStore {
   }
 
   // one IMMEDIATE transaction, one fsync, for the whole batch; each pet with its claim's completion
-  // in a savepoint of its own, so a lost claim drops only that pet
-  #insertPets (items: readonly PetInsert[]): Array<ItemOutcome<Pet>> {
+  // in a savepoint of its own, so a lost claim drops only that pet. Made once, on first use
+  get #insertBatch (): Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> {
+    this.#insertBatchPrepared ??= this.#prepareInsertBatch()
+    return this.#insertBatchPrepared
+  }
+
+  #prepareInsertBatch (): Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> {
     const statements = this.#statements
-    const insertOne = this.#db.transaction(({ pet, completing }: PetInsert): Pet => {
+    const insertOne = this.#db.transaction(({ pet, completing }: PendingCreate): Pet => {
       const created = rowToPet(statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
       if (completing !== undefined) {
         const { changes } = statements.completeIdempotencyKey.run(201, JSON.stringify(created), completing.scope, completing.key, completing.token)
@@ -92,20 +89,19 @@ export class SqlitePetStore implements PetStore {
       }
       return created
     })
-    const insertAll = this.#db.transaction(() => items.map((item): ItemOutcome<Pet> => {
-      try {
-        return { ok: true, value: insertOne(item) }
-      } catch (error) {
-        // any other failure is the engine's: the whole batch rolls back
-        if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
-        throw error
-      }
-    }))
-    try {
-      return this.#run(() => insertAll.immediate())
-    } finally {
+    return this.#db.transaction((items: readonly PendingCreate[]) => {
+      // whatever the outcome, pets may have changed: pages read before must not be reused
       this.#listVersion++
-    }
+      return items.map((item): ItemOutcome<Pet> => {
+        try {
+          return { ok: true, value: insertOne(item) }
+        } catch (error) {
+          // any other failure is the engine's: the whole batch rolls back
+          if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
+          throw error
+        }
+      })
+    })
   }
 
   listVersion (): number | undefined {

@@ -53,6 +53,15 @@ async function untilCaching (app: FastifyInstance): Promise<void> {
   }
 }
 
+/** Lists the first page twice through `client` (served by `app`): both show `expected`, and the second comes from the cache. */
+async function assertCachedList (client: TestApp, app: FastifyInstance, expected: Pet[]): Promise<void> {
+  await untilCaching(app)
+  assert.deepEqual(petsOf(await getPets(client)), expected)
+  const reads = await storeListReads(app)
+  assert.deepEqual(petsOf(await getPets(client)), expected)
+  assert.equal(await storeListReads(app), reads, 'the second list was served from the cache')
+}
+
 /** The `next` link of a list answer. */
 function nextLink (res: LightMyRequestResponse): URL {
   const target = /<([^>]+)>;\s*rel="next"/.exec(String(res.headers.link ?? ''))?.[1]
@@ -71,11 +80,7 @@ for (const store of testStores()) {
     test('When a page was listed twice and a pet is then created on the same instance, then the next list shows the pet at once', async (t) => {
       const api = await buildTestApp(t, { store })
       const before = await createPets(api, 2)
-      await untilCaching(api.app)
-      assert.deepEqual(petsOf(await getPets(api)), before)
-      const reads = await storeListReads(api.app)
-      assert.deepEqual(petsOf(await getPets(api)), before)
-      assert.equal(await storeListReads(api.app), reads, 'the second list was served from the cache')
+      await assertCachedList(api, api.app, before)
 
       const [added] = await createPets(api, 1)
       const res = await getPets(api)
@@ -114,11 +119,7 @@ for (const store of testStores()) {
       const b = await buildTestApp(t, { databaseUrl: a.databaseUrl, withKey: false })
       const asB = { ...b, key: a.key, auth: a.auth }
       const before = await createPets(a, 2)
-      await untilCaching(b.app)
-      assert.deepEqual(petsOf(await getPets(asB)), before)
-      const reads = await storeListReads(b.app)
-      assert.deepEqual(petsOf(await getPets(asB)), before)
-      assert.equal(await storeListReads(b.app), reads, 'b served its second list from its cache')
+      await assertCachedList(asB, b.app, before)
 
       const [added] = await createPets(a, 1)
       const createdAt = performance.now()
