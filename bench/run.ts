@@ -1,7 +1,7 @@
 /**
  * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs).
  *
- * Builds the service (`npm run build`) and runs the production build (`node dist/server.js`) with
+ * Builds the service (`npm run build`) and runs the production build (`node dist/bin/server.js`) with
  * production defaults — API keys checked, requests validated, request logging at `info` (its
  * stdout goes to /dev/null) — on fresh stores seeded with 100,000 pets of mixed statuses, and, in
  * the same run, a baseline: a bare `node:http` server answering every request with a constant,
@@ -212,10 +212,10 @@ function serviceEnv (overrides: Record<string, string>): NodeJS.ProcessEnv {
   }
 }
 
-/** Spawns `node dist/server.js` pinned to `cpuList`; does not wait. */
+/** Spawns `node dist/bin/server.js` pinned to `cpuList`; does not wait. */
 async function spawnService (databaseUrl: string, apiKey: string, cpuList = SERVER_CPU, extra: Record<string, string> = {}): Promise<Service> {
   const port = await freePort()
-  const proc = new Proc('the service', [process.execPath, 'dist/server.js'],
+  const proc = new Proc('the service', [process.execPath, 'dist/bin/server.js'],
     serviceEnv({ PORT: String(port), DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: apiKey, ...extra }), cpuList)
   return { proc, baseUrl: `http://127.0.0.1:${port}` }
 }
@@ -506,7 +506,7 @@ async function build (): Promise<void> {
   const child = spawn(npm, ['run', 'build', '--silent'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
   const code = await new Promise<number | null>((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
   if (code !== 0) throw new Error(`npm run build exited with ${String(code)}`)
-  if (!existsSync(join(PROJECT_ROOT, 'dist', 'server.js'))) throw new Error('npm run build did not produce dist/server.js')
+  if (!existsSync(join(PROJECT_ROOT, 'dist', 'server.js'))) throw new Error('npm run build did not produce dist/bin/server.js')
 }
 
 async function bench (plan: Plan, cleanups: Cleanups): Promise<Report> {
@@ -538,7 +538,7 @@ async function bench (plan: Plan, cleanups: Cleanups): Promise<Report> {
   notes.push(PINNING
     ? `Servers pinned to CPU ${SERVER_CPU} (taskset -c ${SERVER_CPU}), the load generator (autocannon, in this process) to CPU ${LOADGEN_CPU}.`
     : `NOT pinned: ${TASKSET ? `only ${CORES} core(s)` : 'taskset is not installed'}; servers and load generator share the CPUs, so figures are noisier.`)
-  notes.push('The service runs as built (node dist/server.js) with production defaults: API keys checked, validation on, request logging at info (stdout to /dev/null).')
+  notes.push('The service runs as built (node dist/bin/server.js) with production defaults: API keys checked, validation on, request logging at info (stdout to /dev/null).')
   notes.push('Per-key rate limiting is OFF for the benchmark (RATE_LIMIT_MAX=0): one key drives all 50 connections, and the default 6000/min would make it measure 429s.')
   notes.push(`Stores are seeded directly (SQL, one transaction) with ${SEED_PETS.toLocaleString('en-US')} pets, 50 % available, 20 % pending, 30 % sold; PostgreSQL gets VACUUM ANALYZE after seeding.`)
   notes.push('The deep page uses a cursor 40 available pets before the end of the store, signed with the store\'s own cursor secret (as paging there would issue it); it is checked with one request before the run.')

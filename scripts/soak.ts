@@ -2,7 +2,7 @@
  * Soak test: `npm run soak -- [--duration 60] [--connections 10] [--store sqlite|postgres]
  * [--max-growth-mb 50] [--warmup <s>] [--seed 200] [--log-level warn] [--json]`.
  *
- * Starts the real server (`node --import tsx src/server.ts`, so what runs is the source as it is,
+ * Starts the real server (`node --import tsx src/bin/server.ts`, so what runs is the source as it is,
  * never a stale `dist/`) on a fresh store, seeds pets, then drives a mixed load through autocannon
  * for a bounded time: about 50 % lists, 15 % creates (each with its own Idempotency-Key), 15 %
  * reads of existing pets and 20 % bad requests (invalid body, no key, wrong key, unknown route, bad
@@ -241,7 +241,7 @@ async function twoFreePorts (): Promise<[number, number]> {
 
 interface Exit { code: number | null, signal: NodeJS.Signals | null }
 
-/** `node --import tsx src/server.ts`, its log lines at warn and above counted, the rest discarded. */
+/** `node --import tsx src/bin/server.ts`, its log lines at warn and above counted, the rest discarded. */
 class ServerProcess {
   readonly #child: ChildProcess
   readonly exited: Promise<Exit>
@@ -254,7 +254,7 @@ class ServerProcess {
   constructor (overrides: Record<string, string>) {
     const env: NodeJS.ProcessEnv = { ...process.env }
     for (const name of PETSTORE_VARIABLES) delete env[name]
-    this.#child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    this.#child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/server.ts'], {
       cwd: PROJECT_ROOT,
       env: { ...env, ...overrides },
       stdio: ['ignore', 'pipe', 'pipe']

@@ -1,20 +1,24 @@
-import { randomBytes, randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { randomBytes } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
+import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
-import { acceptJsonBodiesOnly } from './content-types.js'
 import apiReference from './docs/api-reference.js'
-import { ApiError, BODY_LIMIT_BYTES, handleClientError, handleError, sendError } from './errors.js'
+import { registerOpenApi } from './docs/openapi.js'
+import { handleClientError } from './http/client-errors.js'
+import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from './http/content-types.js'
+import { drainOnClose, REQUEST_TIMEOUT_MS } from './http/drain.js'
+import { handleError, notFound } from './http/error-handler.js'
 import { loggerOptions, RequestLogController, type LogStream } from './http/logging.js'
-import { REQUEST_ID_HEADER, requestIdFor } from './http/request-id.js'
+import { requestIdFor, requestIdHeader } from './http/request-id.js'
 import { addSecurityHeaders } from './http/security.js'
-import { IdempotentCreates } from './idempotency.js'
+import { buildValidator } from './http/validation.js'
+import { IdempotentCreates } from './idempotency/idempotent-creates.js'
+import { httpMetrics } from './metrics/http-metrics.js'
 import { instrumentStore } from './metrics/instrument-store.js'
-import { Metrics } from './metrics/metrics.js'
-import { registerOpenApi } from './openapi.js'
-import { RateLimits } from './rate-limit/rate-limits.js'
 import { CursorCodec } from './pagination/cursor.js'
+import { registerRateLimits } from './rate-limit/register-rate-limits.js'
 import health from './routes/health.js'
 import openApiDocument from './routes/openapi-document.js'
 import orders from './routes/orders.js'
@@ -22,13 +26,6 @@ import pets from './routes/pets.js'
 import { SHARED_SCHEMAS } from './schemas/index.js'
 import { openStore } from './store/open-store.js'
 import type { PetStore } from './store/pet-store.js'
-import { buildValidator } from './validation.js'
-
-/** The time source; tests inject one to move past dates such as a sunset. */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now (): number
-}
 
 /** A route as registered: what route listings (tests, audits) walk. */
 export interface RegisteredRoute {
@@ -46,8 +43,6 @@ declare module 'fastify' {
     cursors: CursorCodec
     /** Every route registered, in order (HEAD routes Fastify adds included). */
     registeredRoutes: readonly RegisteredRoute[]
-    metrics: Metrics
-    rateLimits: RateLimits
     idempotentCreates: IdempotentCreates
   }
 }
@@ -59,14 +54,9 @@ export interface AppOptions {
   logStream?: LogStream
 }
 
-const systemClock: Clock = { now: () => Date.now() }
-
-/** How long a client may take to send a whole request; shorter than the drain on SIGTERM. */
-export const REQUEST_TIMEOUT_MS = 10_000
-
 /**
  * Builds the whole service from its configuration: opens (and migrates) the store,
- * registers every route. It never listens; `server.ts` does. Closing the app closes the store.
+ * registers every route. It never listens; `bin/server.ts` does. Closing the app closes the store.
  */
 export async function buildApp ({ config, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
   const app = createFastify(config, logStream)
@@ -101,7 +91,7 @@ function createFastify (config: Config, logStream: LogStream | undefined) {
     onConstructorPoisoning: 'error',
     schemaController: { compilersFactory: { buildValidator } },
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
-    // replaced by the onRequest hook below, which answers in the Error shape
+    // replaced by drainOnClose, which answers in the Error shape
     return503OnClosing: false
   }).withTypeProvider<TypeBoxTypeProvider>()
 }
@@ -117,21 +107,13 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   })
 
   // first of all hooks: every answer, even one refused early, names its request
-  app.addHook('onRequest', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id) })
-
-  const metrics = new Metrics()
-  app.decorate('metrics', metrics)
-  app.addHook('onResponse', async (request, reply) => {
-    const operation = request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? 'unmatched'
-    const status = String(reply.statusCode)
-    metrics.requests.inc({ operation, method: request.method, status })
-    metrics.requestDuration.observe({ operation, status }, reply.elapsedTime / 1000)
-  })
+  await app.register(requestIdHeader)
+  await app.register(httpMetrics)
 
   const { store: rawStore } = await openStore(config.database, {
     onBackgroundError: (error) => { app.log.warn({ err: error }, 'store connection failed while idle') }
   })
-  const store = instrumentStore(rawStore, metrics.storeDuration)
+  const store = instrumentStore(rawStore, app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
   app.decorate('config', config)
   app.decorate('clock', clock)
@@ -145,22 +127,8 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   app.addHook('onClose', async () => { idempotentCreates.stop() })
 
   await addSecurityHeaders(app, config.corsOrigins)
-  app.decorate('rateLimits', await registerRateLimits(app, config, metrics))
-
-  // while draining after SIGTERM, new requests on kept-alive connections are turned away
-  let closing = false
-  app.addHook('preClose', async () => {
-    closing = true
-    // Node stops enforcing requestTimeout once the server closes: a stalled upload would hold the drain forever
-    setTimeout(() => { app.server.closeAllConnections() }, REQUEST_TIMEOUT_MS).unref()
-  })
-  // a kept-alive connection would otherwise hold the drain open until the client hangs up
-  app.addHook('onSend', async (_request, reply) => { if (closing) reply.header('connection', 'close') })
-  app.addHook('onRequest', async () => {
-    if (closing) {
-      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another instance.')
-    }
-  })
+  await registerRateLimits(app, config)
+  await app.register(drainOnClose)
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
   acceptJsonBodiesOnly(app)
@@ -181,36 +149,6 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   }, { prefix: '/v1' })
 }
 
-/** Rate limits with counters in Redis when `REDIS_URL` is set (shared by all instances), else in memory. */
-async function registerRateLimits (app: FastifyInstance, config: Config, metrics: Metrics): Promise<RateLimits> {
-  // loaded only when used: ioredis alone adds about 20 MB to the process
-  const redis = config.redisUrl === undefined ? undefined : await (await import('./rate-limit/redis.js')).connectRedis(config.redisUrl, app.log)
-  if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
-  // one id per database: instances of one deployment share counters, staging and production never do
-  const deploymentId = await app.store.ensureSetting('deployment_id', randomUUID())
-  let lastErrorLoggedAt = 0
-  return await RateLimits.register(app, {
-    perKey: config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
-    failedAuth: { name: 'failed-auth', quota: config.authFailureLimit, windowMs: 60_000 },
-    redis,
-    namespace: `petstore:${deploymentId}:rate-limit:`,
-    onRejected: (policy) => { metrics.rateLimitRejections.inc({ policy: policy.name }) },
-    onStoreError: (error) => {
-      metrics.rateLimitStoreErrors.inc()
-      // at most one line per 10 s: an outage must not flood the log
-      if (error === undefined || Date.now() - lastErrorLoggedAt < 10_000) return
-      lastErrorLoggedAt = Date.now()
-      // code and message only: a Redis error carries the failed command, which may hold a password
-      const { code, message } = error as { code?: unknown, message?: unknown }
-      app.log.warn({ code, reason: message }, 'rate-limit check skipped: the counter store failed (fail open)')
-    }
-  })
-}
-
 function trustHops (hops: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < hops
-}
-
-async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API is described at /v1/openapi.json.`))
 }

@@ -12,7 +12,7 @@ import {
   childPids, freePort, openSocket, PROJECT_ROOT, readResponse, serverProcesses, within, type RawResponse, type ServerProcess
 } from './helpers/processes.js'
 
-// WORKERS=N runs the build (`node dist/server.js`) as production does: a primary and N worker
+// WORKERS=N runs the build (`node dist/bin/server.js`) as production does: a primary and N worker
 // processes sharing the port through node:cluster. Run `npm run build` before these tests.
 
 const WORKERS = 2
@@ -24,7 +24,7 @@ const CLUSTER_READY = new RegExp(`"workers":${WORKERS},.*"msg":"petstore ready"`
 const START_MS = 30_000
 /** The documented bound on how old a list served by another worker may be on PostgreSQL (LISTEN/NOTIFY). */
 const POSTGRES_LIST_BOUND_MS = 1_000
-/** The primary waits this long before replacing a crashed worker (src/cluster.ts). */
+/** The primary waits this long before replacing a crashed worker (src/bin/cluster.ts). */
 const RESTART_DELAY_MS = 1_000
 /** The README's bound: the process exits within 15 s of SIGTERM, whatever its clients do. */
 const DRAIN_BOUND_MS = 15_000
@@ -156,7 +156,7 @@ let buildChecked = false
 /** Fails without dist/, and notes (once) in the test output when dist/ predates a change in src/: these tests run the build. */
 function noteStaleBuild (t: TestContext): void {
   const built = join(PROJECT_ROOT, 'dist', 'server.js')
-  assert.ok(existsSync(built), 'dist/server.js is missing: run npm run build first (these tests run the build, as production does)')
+  assert.ok(existsSync(built), 'dist/bin/server.js is missing: run npm run build first (these tests run the build, as production does)')
   if (buildChecked) return
   buildChecked = true
   const builtAt = statSync(built).mtimeMs
@@ -188,7 +188,7 @@ async function startCluster (t: TestContext, store: StoreKind, options: { envKey
     for (const server of spawned) {
       for (const pid of new Set(logRecords(server).map((record) => record.pid))) {
         if (pid === server.child.pid || !processExists(pid)) continue
-        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dist/server.js')) process.kill(pid, 'SIGKILL')
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dist/bin/server.js')) process.kill(pid, 'SIGKILL')
       }
     }
   })

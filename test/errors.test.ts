@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { describe, test } from 'node:test'
-import { ApiError, ERRORS, StoreUnavailableError, toApiError } from '../src/errors.js'
+import { ApiError, ERRORS, StoreUnavailableError } from '../src/errors/catalogue.js'
+import { errorBody, toApiError } from '../src/http/error-handler.js'
 import { buildTestApp, testStores } from './helpers/build-app.js'
 import { assertError } from './helpers/assertions.js'
 
@@ -118,7 +119,7 @@ describe('toApiError', () => {
 
   test('When a failure is unknown, then it maps to internal_error with the catalogue message', () => {
     const error = toApiError(new TypeError('boom'))
-    assert.deepEqual(error.toBody(), { code: 'internal_error', message: ERRORS.internal_error.message, status: 500 })
+    assert.deepEqual(errorBody(error), { code: 'internal_error', message: ERRORS.internal_error.message, status: 500 })
   })
 
   test('When every catalogue entry is listed, then codes are snake_case and statuses are errors', () => {

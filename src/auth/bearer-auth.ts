@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { LRUCache } from 'lru-cache'
-import { ApiError } from '../errors.js'
+import { ApiError } from '../errors/catalogue.js'
 import type { ApiKeyRecord } from '../store/pet-store.js'
 import { hashApiKey, includesHashInConstantTime, parseBearer } from './api-keys.js'
 

@@ -1,7 +1,8 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import { ApiError } from '../errors.js'
+import type { Clock } from '../clock.js'
+import { ApiError } from '../errors/catalogue.js'
 import { addressBucket } from './client-address.js'
 
 /** A limit as the IETF RateLimit header fields name it: a quota per window. */
@@ -22,6 +23,7 @@ export interface RateLimitsOptions {
   redis: Redis | undefined
   /** Prefix of every Redis key, so deployments sharing a Redis never share counters. */
   namespace: string
+  clock: Clock
   onRejected: (policy: RateLimitPolicy) => void
   /** A check was skipped: the store failed (`error`), or failed a moment ago (undefined). */
   onStoreError: (error: unknown) => void
@@ -107,14 +109,14 @@ export class RateLimits {
   }
 
   async #count (limiter: Limiter, request: FastifyRequest, peek = false): Promise<Count | undefined> {
-    if (Date.now() < this.#skipUntil) {
+    if (this.#options.clock.now() < this.#skipUntil) {
       this.#options.onStoreError(undefined)
       return undefined
     }
     try {
       return await limiter(request, peek)
     } catch (error) {
-      this.#skipUntil = Date.now() + STORE_FAILURE_BACKOFF_MS
+      this.#skipUntil = this.#options.clock.now() + STORE_FAILURE_BACKOFF_MS
       this.#options.onStoreError(error)
       return undefined
     }

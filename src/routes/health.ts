@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ApiError } from '../errors.js'
-import { unversionedServers } from '../openapi.js'
+import { ApiError } from '../errors/catalogue.js'
+import { unversionedServers } from '../docs/openapi.js'
 import { errorResponse, RETRY_AFTER_HEADER } from '../schemas/responses.js'
-import { allowOnly } from './method-not-allowed.js'
+import { allowOnly } from '../http/method-not-allowed.js'
 
 const StatusSchema = Type.Object({ status: Type.String() }, { additionalProperties: false })
 

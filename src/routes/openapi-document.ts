@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { allowOnly } from './method-not-allowed.js'
+import { allowOnly } from '../http/method-not-allowed.js'
 
 /** The served OpenAPI document, as JSON and YAML, without authentication. */
 const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ApiError } from '../errors.js'
+import { ApiError } from '../errors/catalogue.js'
 import { commonErrorResponses, errorResponse } from '../schemas/responses.js'
-import { allowOnly } from './method-not-allowed.js'
+import { allowOnly } from '../http/method-not-allowed.js'
 
 const orders: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/store/orders', {

@@ -1,16 +1,16 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
-import { baseUrlFor } from '../base-url.js'
-import { ApiError } from '../errors.js'
+import { baseUrlFor } from '../http/base-url.js'
+import { ApiError } from '../errors/catalogue.js'
 import { ifNoneMatchMatches, strongEtag } from '../http/etag.js'
 import { PageCache, type CachedPage } from '../pagination/page-cache.js'
-import { parseIdempotencyKey } from '../idempotency.js'
+import { parseIdempotencyKey } from '../idempotency/idempotency-key.js'
 import { CreatePetHeadersSchema, GetPetHeadersSchema } from '../schemas/headers.js'
 import { DEFAULT_PET_STATUS, NewPetSchema, PetSchema, PetsSchema } from '../schemas/pet.js'
 import { ListPetsQuerySchema, PAGE_LIMIT_DEFAULT, PetIdParamsSchema } from '../schemas/query.js'
 import { commonErrorResponses, errorResponse, RETRY_AFTER_HEADER, type HeaderSpec } from '../schemas/responses.js'
-import { allowOnly } from './method-not-allowed.js'
+import { allowOnly } from '../http/method-not-allowed.js'
 
 /** When `getPet` was deprecated (RFC 9745 `Deprecation: @<unix time>`). */
 export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z')

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ERROR_CODES, ERRORS, type ErrorCode } from '../errors.js'
+import { ERROR_CODES, ERRORS, type ErrorCode } from '../errors/catalogue.js'
 
 export const ErrorSchema = Type.Object({
   code: Type.Unsafe<ErrorCode>({
@@ -14,4 +14,5 @@ export const ErrorSchema = Type.Object({
   additionalProperties: false,
   description: 'The body of every error answer.'
 })
-export type ErrorResponse = Static<typeof ErrorSchema>
+/** The body of every error answer. */
+export type ErrorBody = Static<typeof ErrorSchema>

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency.js'
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
 
 /** Request headers of `createPet` (names in lower case: Node hands them to validation so). */
 export const CreatePetHeadersSchema = Type.Object({

@@ -1,4 +1,5 @@
 import { Type, type SchemaOptions, type Static, type TUnsafe } from '@sinclair/typebox'
+import { PATTERN_DESCRIPTION_KEYWORD } from './keywords.js'
 
 /** Longest pet name accepted, in characters (Unicode code points). */
 export const PET_NAME_MAX_LENGTH = 100
@@ -30,6 +31,7 @@ const nameSchema = Type.String({
   maxLength: PET_NAME_MAX_LENGTH,
   // printable text: no control characters or unpaired surrogates, and not only blanks
   pattern: '^[^\\p{Cc}\\p{Cs}]*[^\\s\\p{Cc}\\p{Cs}][^\\p{Cc}\\p{Cs}]*$',
+  [PATTERN_DESCRIPTION_KEYWORD]: 'printable text with at least one non-blank character and no control characters',
   description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters of printable text (no control characters), not only blanks.`,
   examples: ['Rex']
 })

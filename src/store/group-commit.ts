@@ -1,6 +1,6 @@
-import { StoreUnavailableError } from '../errors.js'
+import { StoreUnavailableError } from '../errors/catalogue.js'
 import type { Pet } from '../schemas/pet.js'
-import type { IdempotencyCompletion } from './idempotency.js'
+import type { IdempotencyCompletion } from '../idempotency/claims.js'
 import type { NewPetRecord } from './pet-store.js'
 
 /** The outcome of one item of a batch: its result, or the error that item alone failed with. */

@@ -24,11 +24,11 @@ async function createStore (location: DatabaseLocation, options: OpenStoreOption
   switch (location.kind) {
     case 'sqlite':
     case 'sqlite-memory': {
-      const { SqlitePetStore } = await import('./sqlite-store.js')
+      const { SqlitePetStore } = await import('./sqlite/sqlite-store.js')
       return new SqlitePetStore(location.kind === 'sqlite' ? { path: location.path } : { memory: true })
     }
     case 'postgres': {
-      const { PostgresPetStore } = await import('./postgres-store.js')
+      const { PostgresPetStore } = await import('./postgres/postgres-store.js')
       return new PostgresPetStore({ url: location.url, poolSize: location.poolSize, timeoutMs: location.timeoutMs, ...options })
     }
   }

@@ -1,5 +1,5 @@
 import type { Pet, PetStatus } from '../schemas/pet.js'
-import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from './idempotency.js'
+import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from '../idempotency/claims.js'
 
 /** A pet to insert; the store assigns the id. */
 export interface NewPetRecord {

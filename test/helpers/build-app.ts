@@ -1,6 +1,7 @@
 import type { TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { buildApp, type Clock } from '../../src/app.js'
+import { buildApp } from '../../src/app.js'
+import type { Clock } from '../../src/clock.js'
 import { generateApiKey, hashApiKey } from '../../src/auth/api-keys.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { LogStream } from '../../src/http/logging.js'

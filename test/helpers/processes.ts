@@ -4,7 +4,7 @@ import { createServer, connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
 
-/** The repository root, where `src/cli.ts` and `src/server.ts` live. */
+/** The repository root, where `src/bin/cli.ts` and `src/bin/server.ts` live. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /** Settings a developer's shell may carry that would change what a child process does. */
@@ -62,9 +62,9 @@ export interface CliResult extends Exit {
 
 const CLI_TIMEOUT_MS = 30_000
 
-/** Runs `src/cli.ts` with `args` to completion (killed after 30 s) and returns what it printed. */
+/** Runs `src/bin/cli.ts` with `args` to completion (killed after 30 s) and returns what it printed. */
 export async function runCli (args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  const child = spawnTsx('src/cli.ts', args, env)
+  const child = spawnTsx('src/bin/cli.ts', args, env)
   let stdout = ''
   let stderr = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
@@ -101,12 +101,12 @@ export async function freePort (): Promise<number> {
 }
 
 /**
- * What a server process runs: `src/server.ts` through tsx (the default), or the build,
- * `dist/server.js` (run `npm run build` first), as production runs it.
+ * What a server process runs: `src/bin/server.ts` through tsx (the default), or the build,
+ * `dist/bin/server.js` (run `npm run build` first), as production runs it.
  */
 export type ServerEntry = 'source' | 'build'
 
-/** One server process: `src/server.ts`, or `dist/server.js` for the entry `build`. */
+/** One server process: `src/bin/server.ts`, or `dist/bin/server.js` for the entry `build`. */
 export class ServerProcess {
   readonly child: ChildProcess
   readonly port: number
@@ -121,8 +121,8 @@ export class ServerProcess {
     this.port = port
     this.baseUrl = `http://127.0.0.1:${port}`
     this.child = entry === 'build'
-      ? spawn(process.execPath, ['dist/server.js'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawnTsx('src/server.ts', [], env)
+      ? spawn(process.execPath, ['dist/bin/server.js'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawnTsx('src/bin/server.ts', [], env)
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { this.#stdout += chunk; this.#notify() })
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { this.#stderr += chunk; this.#notify() })
     this.exited = exitOf(this.child)

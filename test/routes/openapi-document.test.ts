@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { parse as parseYaml } from 'yaml'
 import { DOCS_PREFIX } from '../../src/docs/api-reference.js'
-import { ERROR_CODES } from '../../src/errors.js'
+import { ERROR_CODES } from '../../src/errors/catalogue.js'
 import { buildTestApp } from '../helpers/build-app.js'
 
 const ENV = { PUBLIC_BASE_URL: 'https://api.example.com/v1', STAGING_BASE_URL: 'https://staging.example.com/v1' }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
 import { loadConfig } from '../../src/config.js'
-import { SchemaTooNewError } from '../../src/store/migrations.js'
+import { SchemaTooNewError } from '../../src/store/migrator.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { MigrationResult, PetStore } from '../../src/store/pet-store.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'

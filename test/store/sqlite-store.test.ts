@@ -4,7 +4,7 @@ import { describe, test } from 'node:test'
 import Database from 'better-sqlite3'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/store/open-store.js'
-import { SqlitePetStore } from '../../src/store/sqlite-store.js'
+import { SqlitePetStore } from '../../src/store/sqlite/sqlite-store.js'
 import { tempDir } from '../helpers/build-app.js'
 
 describe('SqlitePetStore', () => {

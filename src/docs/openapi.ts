@@ -1,11 +1,12 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
-import { storeWaitBoundMs, type Config } from './config.js'
-import { BODY_LIMIT_BYTES, ERROR_CODES } from './errors.js'
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency.js'
-import { RATE_LIMIT_HEADERS, type HeaderSpec } from './schemas/responses.js'
-import { PET_NAME_MAX_LENGTH } from './schemas/pet.js'
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from './schemas/query.js'
+import { storeWaitBoundMs, type Config } from '../config.js'
+import { ERROR_CODES } from '../errors/catalogue.js'
+import { BODY_LIMIT_BYTES } from '../http/content-types.js'
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../idempotency/policy.js'
+import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
+import { PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../schemas/query.js'
 
 declare module 'fastify' {
   interface FastifySchema {

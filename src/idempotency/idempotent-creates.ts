@@ -1,43 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Clock } from './app.js'
-import { ApiError, RETRY_AFTER_SECONDS } from './errors.js'
-import type { Pet } from './schemas/pet.js'
-import { IdempotencyClaimLostError } from './store/idempotency.js'
-import type { NewPetRecord, PetStore } from './store/pet-store.js'
-
-/** How long a key's record is kept: a repeat within this replays the first answer. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000
-/** A claim still in flight this long after it was made belongs to a request that died; it is taken over. */
-export const IDEMPOTENCY_LEASE_MS = 60_000
-/** How often expired records are deleted. */
-export const IDEMPOTENCY_SWEEP_INTERVAL_MS = 10 * 60_000
-/** Longest Idempotency-Key accepted, in characters (without the quotes of the structured form). */
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
-
-// visible ASCII without quote and backslash: a UUID, a ULID or any random token fits
-const KEY_CHARACTERS = /^[\x21\x23-\x5B\x5D-\x7E]+$/
-
-/**
- * Reads an `Idempotency-Key` header: the IETF draft's structured-field string (`"…"`) or, as
- * most clients send it, the bare token. Undefined when absent; a 400 naming the header otherwise.
- */
-export function parseIdempotencyKey (header: string | string[] | undefined): string | undefined {
-  if (header === undefined) return undefined
-  if (Array.isArray(header)) throw new ApiError('invalid_request', 'header "Idempotency-Key" must be sent once')
-  const quoted = /^"(.*)"$/.exec(header)
-  const key = quoted?.[1] ?? header
-  if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH || !KEY_CHARACTERS.test(key)) {
-    throw new ApiError('invalid_request',
-      `header "Idempotency-Key" must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters without spaces, quotes or backslashes (e.g. a UUID), optionally in double quotes`)
-  }
-  return key
-}
-
-/** The same pet asked for twice gives the same fingerprint, whatever the key order or spacing. */
-export function fingerprintOf (pet: NewPetRecord): string {
-  return createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId, pet.status])).digest('base64url')
-}
+import type { Clock } from '../clock.js'
+import { ApiError, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
+import type { Pet } from '../schemas/pet.js'
+import { IdempotencyClaimLostError } from './claims.js'
+import type { NewPetRecord, PetStore } from '../store/pet-store.js'
+import { fingerprintOf } from './idempotency-key.js'
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_SWEEP_INTERVAL_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
 
 export interface IdempotentResult {
   /** The status the first request got (201). */
@@ -79,7 +48,7 @@ export class IdempotentCreates {
     switch (claim.outcome) {
       case 'completed': return { status: claim.response.status, pet: JSON.parse(claim.response.body) as Pet, replayed: true }
       case 'mismatch': throw new ApiError('idempotency_key_reused', `Idempotency-Key "${key}" was already used with a different request body; use a new key for a new pet.`)
-      case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': RETRY_AFTER_SECONDS })
+      case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': String(RETRY_AFTER_SECONDS) })
       case 'claimed': break
     }
     const completion = { scope, key, token }
@@ -87,7 +56,7 @@ export class IdempotentCreates {
       return { status: 201, pet: await this.#store.createPet(pet, completion), replayed: false }
     } catch (error) {
       if (error instanceof IdempotencyClaimLostError) {
-        throw new ApiError('idempotency_request_in_progress', `Another request with Idempotency-Key "${key}" took over; retry to get its answer.`, { 'retry-after': RETRY_AFTER_SECONDS })
+        throw new ApiError('idempotency_request_in_progress', `Another request with Idempotency-Key "${key}" took over; retry to get its answer.`, { 'retry-after': String(RETRY_AFTER_SECONDS) })
       }
       // nothing was stored, so a retry must run afresh; if this fails too, the lease runs out instead
       await this.#store.releaseIdempotencyKey(completion).catch((releaseError: unknown) => {

@@ -1,12 +1,12 @@
 import pg from 'pg'
-import { StoreUnavailableError } from '../errors.js'
-import type { Pet } from '../schemas/pet.js'
-import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
-import { ChangeListener } from './postgres-notifications.js'
-import { groupCreates, type ItemOutcome, type PendingCreate } from './group-commit.js'
-import { loadMigrations, SchemaTooNewError } from './migrations.js'
-import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
-import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
+import { StoreUnavailableError } from '../../errors/catalogue.js'
+import type { Pet } from '../../schemas/pet.js'
+import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
+import { ChangeListener } from './change-listener.js'
+import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
+import { loadMigrations, SchemaTooNewError } from '../migrator.js'
+import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
+import { PET_COLUMNS, rowToPet, type PetRow } from '../rows.js'
 
 interface ApiKeyRow {
   id: number

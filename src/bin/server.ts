@@ -1,11 +1,12 @@
 import cluster from 'node:cluster'
 import type { Server } from 'node:http'
 import closeWithGrace from 'close-with-grace'
-import { buildApp, REQUEST_TIMEOUT_MS } from './app.js'
-import { createBootstrapKeyIfNone } from './auth/bootstrap-key.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { buildApp } from '../app.js'
+import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
+import { createBootstrapKeyIfNone } from '../auth/bootstrap-key.js'
+import { ConfigError, loadConfig, type Config } from '../config.js'
 import { runPrimary, shareMetricsWithPrimary } from './cluster.js'
-import { startMetricsServer } from './metrics/metrics-server.js'
+import { startMetricsServer } from '../metrics/metrics-server.js'
 
 /** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
 const DRAIN_TIMEOUT_MS = REQUEST_TIMEOUT_MS + 5_000

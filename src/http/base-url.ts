@@ -1,4 +1,4 @@
-import type { Config } from './config.js'
+import type { Config } from '../config.js'
 
 /**
  * The base address (ending in `/v1`) of the deployment a request came through:

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { ApiError } from '../errors.js'
+import { ApiError } from '../errors/catalogue.js'
 
 /**
  * Answers 405 with `Allow` for every method a path does not support (Fastify alone

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { generateApiKey, hashApiKey } from './auth/api-keys.js'
-import { ConfigError, loadConfig } from './config.js'
-import { openStore } from './store/open-store.js'
-import type { ApiKeyRecord, PetStore } from './store/pet-store.js'
+import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
+import { ConfigError, loadConfig } from '../config.js'
+import { openStore } from '../store/open-store.js'
+import type { ApiKeyRecord, PetStore } from '../store/pet-store.js'
 
 const USAGE = `Usage: petstore <command>
 

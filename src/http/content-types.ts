@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import secureJson from 'secure-json-parse'
-import { ApiError } from './errors.js'
+import { ApiError } from '../errors/catalogue.js'
+
+/** Largest request body accepted, in bytes (a NewPet needs a few hundred). */
+export const BODY_LIMIT_BYTES = 16 * 1024
 
 const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const
 const UTF8 = new TextDecoder('utf-8', { fatal: true })

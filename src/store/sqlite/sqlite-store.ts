@@ -1,14 +1,14 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { SQLITE_BUSY_TIMEOUT_MS } from '../config.js'
-import { StoreUnavailableError } from '../errors.js'
-import type { Pet } from '../schemas/pet.js'
-import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from './idempotency.js'
-import { groupCreates, type ItemOutcome, type PendingCreate } from './group-commit.js'
-import { loadMigrations, SchemaTooNewError } from './migrations.js'
-import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
-import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
+import { SQLITE_BUSY_TIMEOUT_MS } from '../../config.js'
+import { StoreUnavailableError } from '../../errors/catalogue.js'
+import type { Pet } from '../../schemas/pet.js'
+import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
+import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
+import { loadMigrations, SchemaTooNewError } from '../migrator.js'
+import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
+import { PET_COLUMNS, rowToPet, type PetRow } from '../rows.js'
 
 interface ApiKeyRow {
   id: number

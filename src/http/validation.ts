@@ -1,5 +1,6 @@
 import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
+import { PATTERN_DESCRIPTION_KEYWORD } from '../schemas/keywords.js'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type BuildValidator = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
@@ -11,7 +12,9 @@ const AJV_OPTIONS: AjvOptions = {
   // no lenient coercion: "5" is not an integer in a body, and "0x2" or "1e0" is not one in a URL
   coerceTypes: false,
   allErrors: false,
-  strict: true
+  strict: true,
+  // errors carry the failing schema, so a message can use what the schema says of itself
+  verbose: true
 }
 
 // plain decimal digits: the only text a query or path integer may be written as
@@ -48,6 +51,8 @@ function createAjv (externalSchemas: Record<string, unknown>): Ajv {
   const ajv = new Ajv(AJV_OPTIONS)
   // int64 documents the wire type for OpenAPI; the range is enforced by minimum/maximum
   ajv.addFormat('int64', { type: 'number', validate: () => true })
+  // words for a pattern's error message (validation-messages.ts); annotation only
+  ajv.addKeyword({ keyword: PATTERN_DESCRIPTION_KEYWORD, schemaType: 'string' })
   for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as object)
   return ajv
 }

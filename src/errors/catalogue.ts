@@ -1,0 +1,56 @@
+/**
+ * The one catalogue of error codes: each has its HTTP status and a default message.
+ * Codes are stable API: clients branch on them, so add new ones, never rename.
+ * This module imports nothing else of the project, so every layer (the store included) may use it.
+ */
+export const ERRORS = {
+  invalid_request: { status: 400, message: 'The request is invalid.' },
+  malformed_json: { status: 400, message: 'The request body is not valid JSON.' },
+  invalid_cursor: { status: 400, message: 'The cursor is not one this service issued for this query.' },
+  unauthorized: { status: 401, message: 'A valid API key is required: send "Authorization: Bearer <API key>".' },
+  pet_not_found: { status: 404, message: 'No pet has this id.' },
+  not_found: { status: 404, message: 'No such resource.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
+  idempotency_request_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry after it finishes.' },
+  gone: { status: 410, message: 'This operation has been removed.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was already used with a different request body.' },
+  rate_limited: { status: 429, message: 'Too many requests; retry after the time given in Retry-After.' },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
+  internal_error: { status: 500, message: 'An unexpected error occurred; it has been logged.' },
+  not_implemented: { status: 501, message: 'This operation is not implemented.' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry shortly.' }
+} as const satisfies Record<string, { status: number, message: string }>
+
+export type ErrorCode = keyof typeof ERRORS
+
+/** Every code, in catalogue order (the `code` enum of the Error schema). */
+export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[]
+
+/** Sent as `Retry-After` with every 503 (and 409 in-progress): the wait is usually brief, and clients that honour it spread their retries. */
+export const RETRY_AFTER_SECONDS = 1
+
+/** An error meant for the client: its code, status and message go out as they are. */
+export class ApiError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+
+  constructor (code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
+    super(message ?? ERRORS[code].message)
+    this.name = 'ApiError'
+    this.code = code
+    this.status = ERRORS[code].status
+    this.headers = this.status === 503 ? { 'retry-after': String(RETRY_AFTER_SECONDS), ...headers } : headers
+  }
+}
+
+/** The store cannot be reached or is not ready; the request may be retried. */
+export class StoreUnavailableError extends Error {
+  constructor (message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'StoreUnavailableError'
+  }
+}

@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, StoreUnavailableError } from '../errors/catalogue.js'
+import type { ErrorBody } from '../schemas/error.js'
+import { BODY_LIMIT_BYTES } from './content-types.js'
+import { REQUEST_ID_HEADER } from './request-id.js'
+import { describeValidationIssue, type ValidationIssue } from './validation-messages.js'
+
+// Fastify's own failures before a handler runs, by their code
+const FRAMEWORK_ERRORS: Record<string, (error: FastifyError) => ApiError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ApiError('unsupported_media_type'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('payload_too_large', `The request body is larger than the ${BODY_LIMIT_BYTES}-byte limit.`),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ApiError('invalid_request', 'Content-Length does not match the length of the body'),
+  FST_ERR_BAD_URL: () => new ApiError('invalid_request', 'The request URL is malformed'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new ApiError('invalid_request', 'A path parameter is too long')
+}
+
+/** The Error body of an {@link ApiError}. */
+export function errorBody (error: ApiError): ErrorBody {
+  return { code: error.code, message: error.message, status: error.status }
+}
+
+/** Maps any failure to an {@link ApiError}; unknown failures become internal_error. */
+export function toApiError (error: unknown): ApiError {
+  if (error instanceof ApiError) return error
+  if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable')
+  const fastifyError = error as Partial<FastifyError> | undefined
+  const issue = fastifyError?.validation?.[0]
+  if (issue !== undefined) {
+    return new ApiError('invalid_request', describeValidationIssue(fastifyError?.validationContext ?? 'request', issue as ValidationIssue))
+  }
+  const fromFramework = fastifyError?.code !== undefined ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
+  if (fromFramework !== undefined) return fromFramework(fastifyError as FastifyError)
+  const status = fastifyError?.statusCode
+  if (status !== undefined && status >= 400 && status < 500) return new ApiError('invalid_request')
+  return new ApiError('internal_error')
+}
+
+/** Fastify error handler: logs server faults, answers every failure with an Error body. */
+export function handleError (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const apiError = toApiError(error)
+  if (error instanceof StoreUnavailableError) {
+    // the database's or the network's state, not a fault here: counted in the store metrics, and
+    // also what a request still running as the store closes at shutdown gets
+    request.log.warn({ err: error }, 'request failed: the store is unavailable')
+  } else if (apiError.status >= 500) {
+    request.log.error({ err: error }, 'request failed')
+  } else {
+    request.log.info({ code: apiError.code, reason: apiError.message }, 'request rejected')
+  }
+  return sendError(reply, apiError)
+}
+
+/** Sends an {@link ApiError} as the Error body, with its headers. */
+export function sendError (reply: FastifyReply, error: ApiError): FastifyReply {
+  // also for failures before any hook ran (a malformed URL), so every answer names its request
+  return reply.code(error.status).header(REQUEST_ID_HEADER, reply.request.id).headers(error.headers).type('application/json; charset=utf-8').send(errorBody(error))
+}
+
+/** The 404 of a path no route serves, in the Error shape. */
+export async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API is described at /v1/openapi.json.`))
+}

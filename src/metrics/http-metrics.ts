@@ -1,0 +1,20 @@
+import fp from 'fastify-plugin'
+import { Metrics } from './metrics.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics
+  }
+}
+
+/** Decorates the app with its {@link Metrics} and counts and times every answer by operation and status. */
+export const httpMetrics = fp(async (app) => {
+  const metrics = new Metrics()
+  app.decorate('metrics', metrics)
+  app.addHook('onResponse', async (request, reply) => {
+    const operation = request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? 'unmatched'
+    const status = String(reply.statusCode)
+    metrics.requests.inc({ operation, method: request.method, status })
+    metrics.requestDuration.observe({ operation, status }, reply.elapsedTime / 1000)
+  })
+}, { name: 'petstore-metrics' })
