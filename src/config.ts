@@ -76,14 +76,24 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Readonly<Record<string, string | undefined>>
+/** Every environment variable the service reads; tests and tools clear them for the processes they start. */
+export const CONFIG_VARIABLES = [
+  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL',
+  'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
+  'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS'
+] as const
+export type ConfigVariable = typeof CONFIG_VARIABLES[number]
+
+// only the listed variables can be read: a new one must join the list
+type Env = Readonly<Partial<Record<ConfigVariable, string | undefined>>>
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-const DEFAULT_DATABASE_URL = 'sqlite:./data/petstore.db'
+/** The store when `DATABASE_URL` is unset. */
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/petstore.db'
 const DEFAULT_POOL_SIZE = 10
 const DEFAULT_DATABASE_TIMEOUT_MS = 2000
-// PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds
-const DEFAULT_KEY_CACHE_SECONDS = { postgres: 5, sqlite: 0 } as const
+/** `API_KEY_CACHE_SECONDS` by engine: PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds. */
+export const DEFAULT_KEY_CACHE_SECONDS = { postgres: 5, sqlite: 0 } as const
 const MAX_KEY_CACHE_SECONDS = 10
 // about 100 requests a second per key, averaged over a minute: far above what a well-behaved client needs
 const DEFAULT_RATE_LIMIT_MAX = 6000

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
 import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
-import { ConfigError, loadConfig } from '../config.js'
+import { ConfigError, DEFAULT_DATABASE_URL, DEFAULT_KEY_CACHE_SECONDS, loadConfig } from '../config.js'
 import { openStore } from '../store/open-store.js'
 import type { ApiKeyRecord, PetStore } from '../store/pet-store.js'
+
+const REVOCATION_DELAY = `API_KEY_CACHE_SECONDS (default ${DEFAULT_KEY_CACHE_SECONDS.postgres} s on PostgreSQL, ${DEFAULT_KEY_CACHE_SECONDS.sqlite} on SQLite)`
 
 const USAGE = `Usage: petstore <command>
 
@@ -11,10 +13,10 @@ Commands:
   keys create --name <name>   create an API key and print it (shown only this once)
   keys list                   list keys: id, name, created, last used, revoked
   keys revoke <id>            revoke a key; running instances reject it within their
-                              API_KEY_CACHE_SECONDS (default 5 s on PostgreSQL, 0 on SQLite)
+                              ${REVOCATION_DELAY}
   migrate                     bring the database schema up to date
 
-The database is the one DATABASE_URL names (default sqlite:./data/petstore.db).`
+The database is the one DATABASE_URL names (default ${DEFAULT_DATABASE_URL}).`
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
 class UsageError extends Error {}
@@ -84,7 +86,7 @@ async function runKeys (store: PetStore, args: string[], out: Output, err: Outpu
         err(`petstore: no active key has id ${id}`)
         return 1
       }
-      out(`Revoked API key ${id}; running instances reject it within their API_KEY_CACHE_SECONDS (default 5 s on PostgreSQL, 0 on SQLite).`)
+      out(`Revoked API key ${id}; running instances reject it within their ${REVOCATION_DELAY}.`)
       return 0
     }
     default:

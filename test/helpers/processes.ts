@@ -3,21 +3,15 @@ import { readFileSync } from 'node:fs'
 import { createServer, connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
+import { CONFIG_VARIABLES } from '../../src/config.js'
 
 /** The repository root, where `src/bin/cli.ts` and `src/bin/server.ts` live. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/** Settings a developer's shell may carry that would change what a child process does. */
-const PETSTORE_VARIABLES = [
-  'PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL', 'LOG_LEVEL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS',
-  'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT', 'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY',
-  'WORKERS'
-]
-
 /** The test runner's environment without any petstore setting, plus `overrides`. */
 export function childEnv (overrides: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of PETSTORE_VARIABLES) delete env[name]
+  for (const name of CONFIG_VARIABLES) delete env[name]
   return { ...env, ...overrides }
 }
 
