@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import type { MigrationResult } from './pet-store.js'
 
 /** One versioned SQL file, e.g. `0001_init.sql`. */
 export interface Migration {
@@ -37,4 +38,23 @@ export class SchemaTooNewError extends Error {
       'run a release at least as new as the one that migrated it')
     this.name = 'SchemaTooNewError'
   }
+}
+
+/** What a database at some version needs: the migrations to apply, in order, and the version after them. */
+export interface MigrationPlan {
+  pending: Migration[]
+  result: MigrationResult
+}
+
+/**
+ * The migration runner, shared by both engines: reads the dialect's files and plans what a
+ * database at `appliedVersion` needs, refusing one that a newer release migrated. Each engine runs
+ * the plan under its own lock, in one transaction (SQLite synchronously: its lock wait blocks the thread).
+ */
+export function planMigrations (dialect: Dialect, appliedVersion: number): MigrationPlan {
+  const migrations = loadMigrations(dialect)
+  const latest = migrations.length
+  if (appliedVersion > latest) throw new SchemaTooNewError(appliedVersion, latest)
+  const pending = migrations.slice(appliedVersion)
+  return { pending, result: { version: Math.max(appliedVersion, latest), applied: pending.map((migration) => migration.name) } }
 }

@@ -1,12 +1,8 @@
-import type { Pet, PetStatus } from '../schemas/pet.js'
 import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from '../idempotency/claims.js'
+import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
 
-/** A pet to insert; the store assigns the id. */
-export interface NewPetRecord {
-  name: string
-  categoryId: number
-  status: PetStatus
-}
+/** A pet to insert: a NewPet with its status decided (the default applied); the store assigns the id. */
+export type NewPetRecord = Required<NewPet>
 
 /** One page of the catalogue, in id order, starting after `afterId`. */
 export interface PetPageQuery {

@@ -1,4 +1,5 @@
 import type { Pet, PetStatus } from '../schemas/pet.js'
+import type { ApiKeyRecord } from './pet-store.js'
 
 /** A pets row as both engines return it (ids as numbers: both keep them within 2^53 − 1). */
 export interface PetRow {
@@ -14,3 +15,29 @@ export function rowToPet (row: PetRow): Pet {
 
 /** The pets columns every query returns, in the order of {@link PetRow}. */
 export const PET_COLUMNS = 'id, name, category_id, status'
+
+/** An api_keys row: SQLite keeps times as ISO text, PostgreSQL as timestamptz (a Date). */
+export interface ApiKeyRow {
+  id: number
+  name: string
+  created_at: string | Date
+  last_used_at: string | Date | null
+  revoked_at: string | Date | null
+}
+
+/** The api_keys columns every query returns, in the order of {@link ApiKeyRow}. */
+export const API_KEY_COLUMNS = 'id, name, created_at, last_used_at, revoked_at'
+
+export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: isoTime(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : isoTime(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : isoTime(row.revoked_at)
+  }
+}
+
+function isoTime (value: string | Date): string {
+  return typeof value === 'string' ? value : value.toISOString()
+}

@@ -4,7 +4,9 @@ import { describe, test } from 'node:test'
 import Database from 'better-sqlite3'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/store/open-store.js'
-import { SqlitePetStore } from '../../src/store/sqlite/sqlite-store.js'
+import { openSqliteDatabase } from '../../src/store/sqlite/connection.js'
+import { SQL } from '../../src/store/sqlite/sql.js'
+import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js'
 import { tempDir } from '../helpers/build-app.js'
 
 describe('SqlitePetStore', () => {
@@ -16,8 +18,10 @@ describe('SqlitePetStore', () => {
     const db = new Database(path, { readonly: true })
     t.after(() => db.close())
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal')
-    // synchronous is per connection, so ask the store's own connection through its statement of it
-    assert.equal((store as SqlitePetStore).synchronousMode(), 'full')
+    // synchronous is per connection: ask one opened the way the store opens its own
+    const connection = openSqliteDatabase({ path })
+    t.after(() => connection.close())
+    assert.equal(['off', 'normal', 'full', 'extra'][connection.pragma('synchronous', { simple: true }) as number], 'full')
   })
 
   test('When the directory of the file does not exist, then it is created', async (t) => {
@@ -30,12 +34,14 @@ describe('SqlitePetStore', () => {
   })
 
   test('When the list query runs, then SQLite walks the (status, id) index or the primary key, never a sort', async (t) => {
-    const store = new SqlitePetStore({ memory: true })
-    t.after(() => store.close())
-    await store.migrate()
+    const db = openSqliteDatabase({ memory: true })
+    t.after(() => db.close())
+    migrateSqlite(db)
+    const explain = (sql: string, ...args: unknown[]): string =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((row) => row.detail).join('; ')
 
-    const filtered = store.explainListPets(true)
-    const unfiltered = store.explainListPets(false)
+    const filtered = explain(SQL.listPetsByStatus, 'available', 0, 21)
+    const unfiltered = explain(SQL.listPets, 0, 21)
 
     assert.match(filtered, /SEARCH pets USING INDEX pets_status_id \(status=\? AND id>\?\)/)
     assert.match(unfiltered, /SEARCH pets USING INTEGER PRIMARY KEY \(rowid>\?\)/)

@@ -1,35 +1,13 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
-import { SQLITE_BUSY_TIMEOUT_MS } from '../../config.js'
-import { StoreUnavailableError } from '../../errors/catalogue.js'
-import type { Pet } from '../../schemas/pet.js'
+import type Database from 'better-sqlite3'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
+import type { Pet } from '../../schemas/pet.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
-import { loadMigrations, SchemaTooNewError } from '../migrator.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
-import { PET_COLUMNS, rowToPet, type PetRow } from '../rows.js'
-
-interface ApiKeyRow {
-  id: number
-  name: string
-  created_at: string
-  last_used_at: string | null
-  revoked_at: string | null
-}
-
-// how long a start-up migration waits for another process's
-const SQLITE_MIGRATION_BUSY_TIMEOUT_MS = 30_000
-
-// failures of the engine or the disk rather than of the query: the client may retry
-const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|NOMEM|READONLY|PROTOCOL)/
-
-function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
-  return { id: row.id, name: row.name, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at }
-}
-
-/** Where a {@link SqlitePetStore} keeps its data: a file, or memory for throw-away runs. */
-export type SqliteLocation = { path: string } | { memory: true }
+import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
+import { describeSqlite, openSqliteDatabase, type SqliteLocation } from './connection.js'
+import { toStoreError } from './errors.js'
+import { prepareStatements, type SqliteStatements } from './sql.js'
+import { migrateSqlite } from './sqlite-migrations.js'
 
 /**
  * The embedded store: one SQLite file in WAL mode with `synchronous=FULL`,
@@ -38,7 +16,7 @@ export type SqliteLocation = { path: string } | { memory: true }
 export class SqlitePetStore implements PetStore {
   readonly description: string
   readonly #db: Database.Database
-  #prepared: ReturnType<typeof prepareStatements> | undefined
+  #prepared: SqliteStatements | undefined
   // bumped by this connection's own commits of pets, and when another connection committed anything
   #listVersion = 0
   #dataVersion: number | undefined
@@ -46,24 +24,12 @@ export class SqlitePetStore implements PetStore {
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
 
   constructor (location: SqliteLocation) {
-    if ('path' in location) {
-      mkdirSync(dirname(location.path), { recursive: true })
-      this.description = `sqlite:${location.path}`
-      this.#db = new Database(location.path)
-    } else {
-      this.description = 'sqlite::memory:'
-      this.#db = new Database(':memory:')
-    }
-    this.#db.pragma('journal_mode = WAL')
-    this.#db.pragma('synchronous = FULL')
-    this.#db.pragma('foreign_keys = ON')
-    // the CLI and the server may write the same file at once; a wait blocks the event loop,
-    // so it is short, and a longer lock becomes a 503 the client can retry
-    this.#db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
+    this.description = describeSqlite(location)
+    this.#db = openSqliteDatabase(location)
   }
 
   // prepared on first use, because preparing needs the tables that migrate() creates
-  get #statements (): ReturnType<typeof prepareStatements> {
+  get #statements (): SqliteStatements {
     this.#prepared ??= prepareStatements(this.#db)
     return this.#prepared
   }
@@ -199,59 +165,15 @@ export class SqlitePetStore implements PetStore {
   }
 
   async migrate (): Promise<MigrationResult> {
-    return this.#run(() => this.#migrateNow())
+    return this.#run(() => migrateSqlite(this.#db))
   }
 
   async ping (): Promise<void> {
     this.#run(() => this.#statements.ping.get())
   }
 
-  /** The connection's `synchronous` setting, as a name (for tests of durability). */
-  synchronousMode (): string {
-    return ['off', 'normal', 'full', 'extra'][this.#db.pragma('synchronous', { simple: true }) as number] ?? 'unknown'
-  }
-
-  /** SQLite's plan for the list query, with or without a status filter (for tests that pages never sort). */
-  explainListPets (filtered: boolean): string {
-    const statement = filtered ? this.#statements.listPetsByStatus : this.#statements.listPets
-    const args = filtered ? ['available', 0, 21] : [0, 21]
-    return (this.#db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...args) as Array<{ detail: string }>)
-      .map((row) => row.detail).join('; ')
-  }
-
   async close (): Promise<void> {
     if (this.#db.open) this.#db.close()
-  }
-
-  #migrateNow (): MigrationResult {
-    const migrations = loadMigrations('sqlite')
-    this.#db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY,
-      name TEXT NOT NULL,
-      applied_at TEXT NOT NULL
-    )`)
-    // IMMEDIATE takes the write lock first, so two processes cannot apply the same migration
-    const apply = this.#db.transaction((): MigrationResult => {
-      const current = (this.#db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v
-      const latest = migrations.length
-      if (current > latest) throw new SchemaTooNewError(current, latest)
-      const applied: string[] = []
-      for (const migration of migrations.slice(current)) {
-        this.#db.exec(migration.sql)
-        this.#db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-          .run(migration.version, migration.name, new Date().toISOString())
-        applied.push(migration.name)
-      }
-      return { version: Math.max(current, latest), applied }
-    })
-    // several processes may start at once (WORKERS, a rolling restart): waiting for another's
-    // migration is expected here, unlike for a request
-    this.#db.pragma(`busy_timeout = ${SQLITE_MIGRATION_BUSY_TIMEOUT_MS}`)
-    try {
-      return apply.immediate()
-    } finally {
-      this.#db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
-    }
   }
 
   #run<T>(operation: () => T): T {
@@ -260,44 +182,5 @@ export class SqlitePetStore implements PetStore {
     } catch (error) {
       throw toStoreError(error, this.#db.open)
     }
-  }
-}
-
-function toStoreError (error: unknown, open: boolean): unknown {
-  const code = (error as { code?: unknown }).code
-  if (!open) return new StoreUnavailableError('the SQLite database is closed', { cause: error })
-  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
-    return new StoreUnavailableError(`SQLite is unavailable (${code})`, { cause: error })
-  }
-  return error
-}
-
-// an idempotency_keys row in the shape decideClaim reads (times are stored as ms already)
-const IDEMPOTENCY_ROW_COLUMNS = 'fingerprint, token, locked_until AS lockedUntilMs, response_status AS responseStatus, ' +
-  'response_body AS responseBody, expires_at AS expiresAtMs'
-
-// the inferred return type names every statement
-function prepareStatements (db: Database.Database) {
-  return {
-    insertPet: db.prepare(`INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`),
-    findPet: db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`),
-    listPets: db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`),
-    listPetsByStatus: db.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`),
-    insertApiKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) RETURNING id, name, created_at, last_used_at, revoked_at'),
-    findActiveApiKey: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
-    listApiKeys: db.prepare('SELECT id, name, created_at, last_used_at, revoked_at FROM api_keys ORDER BY id'),
-    revokeApiKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-    touchApiKey: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-    insertFirstApiKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING id, name, created_at, last_used_at, revoked_at'),
-    insertSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
-    findSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
-    findIdempotencyKey: db.prepare(`SELECT ${IDEMPOTENCY_ROW_COLUMNS} FROM idempotency_keys WHERE scope = ? AND key = ?`),
-    insertIdempotencyKey: db.prepare('INSERT INTO idempotency_keys (fingerprint, token, locked_until, expires_at, scope, key) VALUES (?, ?, ?, ?, ?, ?)'),
-    takeOverIdempotencyKey: db.prepare('UPDATE idempotency_keys SET fingerprint = ?, token = ?, locked_until = ?, expires_at = ?, response_status = NULL, response_body = NULL WHERE scope = ? AND key = ?'),
-    completeIdempotencyKey: db.prepare('UPDATE idempotency_keys SET token = NULL, locked_until = NULL, response_status = ?, response_body = ? WHERE scope = ? AND key = ? AND token = ?'),
-    releaseIdempotencyKey: db.prepare('DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND token = ?'),
-    deleteExpiredIdempotencyKeys: db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?'),
-    ping: db.prepare('SELECT 1'),
-    dataVersion: db.prepare('PRAGMA data_version').pluck()
   }
 }
