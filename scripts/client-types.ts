@@ -31,7 +31,32 @@ const HEADER = `/**
 
 `
 
-/** Builds the real app in memory and renders its OpenAPI document as TypeScript types. */
+interface DocumentOperation {
+  operationId?: string
+  deprecated?: boolean
+  'x-deprecated-sunset'?: string
+}
+
+/**
+ * The facts of the document the client needs at run time (types alone carry none): the deprecated
+ * operations and their removal dates (`x-deprecated-sunset`).
+ */
+function renderRuntimeFacts (document: { paths?: Record<string, Record<string, DocumentOperation>> }): string {
+  const deprecated: Record<string, { sunset: string | undefined }> = {}
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(path)) {
+      if (operation.deprecated === true && operation.operationId !== undefined) {
+        deprecated[operation.operationId] = { sunset: operation['x-deprecated-sunset'] }
+      }
+    }
+  }
+  return `
+/** The deprecated operations of the document and their removal dates (\`x-deprecated-sunset\`, YYYY-MM-DD). */
+export const deprecatedOperations = ${JSON.stringify(deprecated, null, 2).replace(/"([A-Za-z_$][\w$]*)":/g, '$1:').replace(/"/g, "'")} as const
+`
+}
+
+/** Builds the real app in memory and renders its OpenAPI document as TypeScript types (and the facts the client uses at run time). */
 export async function renderClientTypes (): Promise<string> {
   const app = await buildApp({ config: loadConfig(DOCUMENT_ENV) })
   try {
@@ -40,7 +65,7 @@ export async function renderClientTypes (): Promise<string> {
     const document = structuredClone(app.swagger()) as OpenAPI3
     // defaultNonNullable off: a field with a default (NewPet.status) stays optional in what a client sends
     const ast = await openapiTS(document, { silent: true, defaultNonNullable: false })
-    return HEADER + astToString(ast)
+    return HEADER + astToString(ast) + renderRuntimeFacts(app.swagger() as Parameters<typeof renderRuntimeFacts>[0])
   } finally {
     await app.close()
   }

@@ -1,4 +1,6 @@
 import { isAbsolute, resolve } from 'node:path'
+import { BEARER_TOKEN } from './auth/api-keys.js'
+import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite/busy-timeout.js'
 
 /** Where the catalogue lives, parsed from `DATABASE_URL`. */
 export type DatabaseLocation =
@@ -57,8 +59,6 @@ export interface Config {
 /** The most worker processes `WORKERS` may ask for. */
 export const MAX_WORKERS = 64
 
-/** How long SQLite waits for another connection's write lock before the request gets a 503. */
-export const SQLITE_BUSY_TIMEOUT_MS = 250
 
 /**
  * The longest a request waits on an unreachable or locked store before it is answered 503:
@@ -100,8 +100,6 @@ const DEFAULT_RATE_LIMIT_MAX = 6000
 const DEFAULT_RATE_LIMIT_WINDOW_SECONDS = 60
 // a person mistyping a key needs a few tries; a guesser needs billions
 const DEFAULT_AUTH_FAILURE_LIMIT = 20
-// RFC 6750 b64token: what may follow "Bearer " in an Authorization header
-const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
 /**
  * Reads and validates every environment variable the service uses.

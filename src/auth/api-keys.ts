@@ -3,9 +3,15 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 /** Prefix of generated keys, so a leaked key is recognisable in a scan. */
 export const API_KEY_PREFIX = 'petstore_'
 
+// 256 bits; base64url writes them as 43 characters
+const API_KEY_RANDOM_BYTES = 32
+
+/** A key this service issued, wherever it appears in a text (a URL, a log line). */
+export const ISSUED_API_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{${Math.ceil(API_KEY_RANDOM_BYTES * 4 / 3)}}`, 'g')
+
 /** A new random key: 256 bits, base64url, safe to use as a bearer token as it is. */
 export function generateApiKey (): string {
-  return API_KEY_PREFIX + randomBytes(32).toString('base64url')
+  return API_KEY_PREFIX + randomBytes(API_KEY_RANDOM_BYTES).toString('base64url')
 }
 
 /** The SHA-256 of a key, hex: the only form in which a key is stored. */
@@ -27,8 +33,14 @@ export type BearerParseResult =
   | { ok: true, token: string }
   | { ok: false, reason: 'missing' | 'malformed' }
 
-// RFC 6750 section 2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive
-const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+// RFC 6750 section 2.1: b64token, what a bearer credential may be made of
+const B64TOKEN = '[A-Za-z0-9\\-._~+/]+=*'
+
+/** A whole value that can be sent as a bearer token (what `PETSTORE_API_KEYS` entries must be). */
+export const BEARER_TOKEN = new RegExp(`^${B64TOKEN}$`)
+
+// credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive
+const BEARER = new RegExp(`^bearer +(${B64TOKEN}) *$`, 'i')
 
 /** Extracts the token of an `Authorization: Bearer <token>` header. */
 export function parseBearer (header: string | undefined): BearerParseResult {

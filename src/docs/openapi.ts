@@ -1,9 +1,14 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { storeWaitBoundMs, type Config } from '../config.js'
-import { ERROR_CODES } from '../errors/catalogue.js'
+import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
 import { BODY_LIMIT_BYTES } from '../http/content-types.js'
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../idempotency/policy.js'
+import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
+import { REQUEST_ID_MAX_LENGTH } from '../http/request-id.js'
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
+import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
+import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
+import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
 import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
 import { PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../schemas/query.js'
@@ -41,7 +46,7 @@ Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with
 HTTP status, also for malformed JSON (400 \`malformed_json\`), a content type other than
 \`application/json\` (415), a body over ${BODY_LIMIT_BYTES} bytes (413), an unknown path (404) and a
 method the path does not support (405, with \`Allow\`), a request that does not arrive within
-10 s (408) and oversized headers (431). The codes are a stable set:
+${REQUEST_TIMEOUT_MS / 1000} s (408) and oversized headers (431). The codes are a stable set:
 ${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names the field and the problem.
 
 ## Creating pets
@@ -58,12 +63,12 @@ default ${PAGE_LIMIT_DEFAULT}, in plain decimal digits like every integer in a q
 \`Link: <…/v1/pets?limit=…&cursor=…>; rel="next"\` (RFC 8288). Following \`next\` links returns every
 matching pet exactly once, also while pets are being added. Pages may be served from memory: a
 page always includes the pets created through the instance that answers, and may miss one created
-through another instance during the last second at most. Cursors are opaque and bound to the
+through another instance during the last ${PAGE_CACHE_MAX_AGE_MS / 1000} s at most. Cursors are opaque and bound to the
 \`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`. Unknown query
 parameters are ignored.
 
 ## Deprecation
-\`GET /pets/{petId}\` is deprecated and is removed on 5 December 2030: its answers carry
+\`GET /pets/{petId}\` is deprecated and is removed on ${GET_PET_SUNSET_PROSE}: its answers carry
 \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link: <…/v1/pets>; rel="successor-version"\`,
 and from the sunset instant on it answers 410 \`gone\`. Use \`GET /pets\` with the \`status\` filter.
 
@@ -71,7 +76,7 @@ and from the sunset instant on it answers 410 \`gone\`. Use \`GET /pets\` with t
 \`POST /pets\` takes an optional \`Idempotency-Key\` header (IETF httpapi draft): a unique value per new
 pet, such as a UUID (1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters, bare or as a quoted string). The first request
 with a key is processed. A repeat with the same key and the same body (compared by meaning: key order,
-spacing and an omitted default \`status\` do not matter), from the same API key within 24 hours, gets the
+spacing and an omitted default \`status\` do not matter), from the same API key within ${IDEMPOTENCY_TTL_MS / 3_600_000} hours, gets the
 first answer again with \`Idempotent-Replayed: true\` and creates nothing. The same key with another
 body is 422 \`idempotency_key_reused\`; a repeat while the first is still being processed is 409
 \`idempotency_request_in_progress\` (retry after \`Retry-After\`). Keys belong to the API key that sent
@@ -82,20 +87,20 @@ So a client that retries a timed-out create with its key never makes a duplicate
 
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
-a request without any key does not count) are limited per client address to ${config.authFailureLimit} a minute (policy
+a request without any key does not count) are limited per client address to ${config.authFailureLimit} per ${AUTH_FAILURE_WINDOW_MS / 1000} s (policy
 \`failed-auth\`, whose fields a 401 carries); past that, requests from the address get 429 before any
-key is checked, valid or not, until the minute is over. If the rate-limit store is unreachable,
+key is checked, valid or not, until the window is over. If the rate-limit store is unreachable,
 requests are served unlimited and without these fields.
 
 ## Request ids and browsers
-Every answer carries \`X-Request-Id\`: the request's own when it sent a valid one (1–128 characters of
+Every answer carries \`X-Request-Id\`: the request's own when it sent a valid one (1–${REQUEST_ID_MAX_LENGTH} characters of
 \`A-Z a-z 0-9 . _ : @ / + = -\`), else a new UUID. Quote it when reporting a problem. ${config.corsOrigins.length === 0
     ? 'Browser calls from other origins (CORS) are not enabled on this deployment.'
     : `Browser calls (CORS) are allowed from ${config.corsOrigins.map((origin) => `\`${origin}\``).join(', ')}.`}
 
 ## Availability
 When the database cannot be reached, operations answer 503 \`service_unavailable\` with
-\`Retry-After: 1\` within a bounded time (${storeWaitBoundMs(config.database) / 1000} s at most here) instead of hanging, and the
+\`Retry-After: ${RETRY_AFTER_SECONDS}\` within a bounded time (${storeWaitBoundMs(config.database) / 1000} s at most here) instead of hanging, and the
 service recovers by itself when the database is back. A 503 to \`POST /pets\` does not tell whether
 the pet was stored: retry it with the same \`Idempotency-Key\` (or list the catalogue before creating it again).`
 }

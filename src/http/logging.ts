@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { ISSUED_API_KEY } from '../auth/api-keys.js'
 import type { LogLevel } from '../config.js'
 
 /** Where log lines go when not stdout (tests read them back). */
@@ -20,8 +21,6 @@ const REDACT_PATHS = [
 
 // query parameters a client might (wrongly) put a key in; RFC 6750 names access_token
 const SECRET_QUERY_PARAMETER = /^(x[-_]?)?(access[-_]?token|api[-_]?key|key|token|auth|authorization|bearer)$/i
-// a key this service issued, wherever it appears in a URL (path, bare query item)
-const ISSUED_KEY = /petstore_[A-Za-z0-9_-]{43}/g
 
 // URLs seen to hold nothing to redact (so no secret is kept here), to skip the work on hot URLs
 const CLEAN_URLS = new Set<string>()
@@ -36,7 +35,7 @@ export function redactUrl (rawUrl: string): string {
 }
 
 function redactUrlNow (rawUrl: string): string {
-  const url = rawUrl.replace(ISSUED_KEY, REDACTED)
+  const url = rawUrl.replace(ISSUED_API_KEY, REDACTED)
   const question = url.indexOf('?')
   if (question === -1) return url
   const query = url.slice(question + 1).split('&').map((pair) => {

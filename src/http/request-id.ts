@@ -5,9 +5,12 @@ import fp from 'fastify-plugin'
 /** The header a request id arrives in and is echoed back in. */
 export const REQUEST_ID_HEADER = 'x-request-id'
 
+/** Longest incoming request id kept. */
+export const REQUEST_ID_MAX_LENGTH = 128
+
 // what a proxy or client may hand us: ids like UUIDs, ULIDs or "trace-id/span-id"; nothing that
 // could forge a log line or break a header
-const VALID_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+const VALID_REQUEST_ID = new RegExp(`^[A-Za-z0-9._:@/+=-]{1,${REQUEST_ID_MAX_LENGTH}}$`)
 
 /** The incoming `X-Request-Id` when it is a plausible id, else a new UUID (Fastify's `genReqId`). */
 export function requestIdFor (request: IncomingMessage): string {

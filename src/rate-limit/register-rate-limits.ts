@@ -9,6 +9,9 @@ declare module 'fastify' {
   }
 }
 
+/** The window of the failed-authentication limit (`AUTH_FAILURE_LIMIT` per window and client address). */
+export const AUTH_FAILURE_WINDOW_MS = 60_000
+
 // an outage of the counter store must not flood the log
 const STORE_ERROR_LOG_INTERVAL_MS = 10_000
 
@@ -25,7 +28,7 @@ export async function registerRateLimits (app: FastifyInstance, config: Config):
   let lastErrorLoggedAt = -Infinity
   app.decorate('rateLimits', await RateLimits.register(app, {
     perKey: config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
-    failedAuth: { name: 'failed-auth', quota: config.authFailureLimit, windowMs: 60_000 },
+    failedAuth: { name: 'failed-auth', quota: config.authFailureLimit, windowMs: AUTH_FAILURE_WINDOW_MS },
     redis,
     namespace: `petstore:${deploymentId}:rate-limit:`,
     clock: app.clock,

@@ -9,24 +9,9 @@ import { parseIdempotencyKey } from '../idempotency/idempotency-key.js'
 import { CreatePetHeadersSchema, GetPetHeadersSchema } from '../schemas/headers.js'
 import { DEFAULT_PET_STATUS, NewPetSchema, PetSchema, PetsSchema } from '../schemas/pet.js'
 import { ListPetsQuerySchema, PAGE_LIMIT_DEFAULT, PetIdParamsSchema } from '../schemas/query.js'
-import { commonErrorResponses, errorResponse, RETRY_AFTER_HEADER, type HeaderSpec } from '../schemas/responses.js'
+import { commonErrorResponses, errorResponse, RETRY_AFTER_HEADER } from '../schemas/responses.js'
 import { allowOnly } from '../http/method-not-allowed.js'
-
-/** When `getPet` was deprecated (RFC 9745 `Deprecation: @<unix time>`). */
-export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z')
-/** When `getPet` stops working and answers 410 Gone (RFC 8594 `Sunset`). */
-export const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z')
-
-const GET_PET_HEADERS = {
-  deprecation: `@${GET_PET_DEPRECATED_AT.getTime() / 1000}`,
-  sunset: GET_PET_SUNSET_AT.toUTCString()
-}
-
-const DEPRECATION_HEADER_SPECS: Record<string, HeaderSpec> = {
-  Deprecation: { type: 'string', description: 'RFC 9745: when this operation was deprecated, as `@<unix time>`.', example: GET_PET_HEADERS.deprecation },
-  Sunset: { type: 'string', description: 'RFC 8594: when this operation is removed; from then on it answers 410.', example: GET_PET_HEADERS.sunset },
-  Link: { type: 'string', description: 'The successor: `<…/v1/pets>; rel="successor-version"`.' }
-}
+import { DEPRECATION_HEADER_SPECS, GET_PET_HEADERS, GET_PET_SUNSET_AT, GET_PET_SUNSET_DATE } from './get-pet-deprecation.js'
 
 /** Sends a list page already serialized (by the route's own response serializer). */
 function sendPage (reply: FastifyReply, page: CachedPage): FastifyReply {
@@ -134,10 +119,10 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getPet',
       tags: ['pets'],
       summary: 'Get an animal (deprecated)',
-      description: `Deprecated: removed on ${GET_PET_SUNSET_AT.toISOString().slice(0, 10)}, after which it answers 410. ` +
+      description: `Deprecated: removed on ${GET_PET_SUNSET_DATE}, after which it answers 410. ` +
         'Use `GET /pets` with the `status` filter instead. Every answer carries `Deprecation`, `Sunset` and a `successor-version` link.',
       deprecated: true,
-      'x-deprecated-sunset': GET_PET_SUNSET_AT.toISOString().slice(0, 10),
+      'x-deprecated-sunset': GET_PET_SUNSET_DATE,
       params: PetIdParamsSchema,
       headers: GetPetHeadersSchema,
       response: {

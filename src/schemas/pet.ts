@@ -1,4 +1,4 @@
-import { Type, type SchemaOptions, type Static, type TUnsafe } from '@sinclair/typebox'
+import { Type, type SchemaOptions, type Static, type TInteger, type TUnsafe } from '@sinclair/typebox'
 import { PATTERN_DESCRIPTION_KEYWORD } from './keywords.js'
 
 /** Longest pet name accepted, in characters (Unicode code points). */
@@ -59,14 +59,13 @@ export const NewPetSchema = Type.Object({
 })
 export type NewPet = Static<typeof NewPetSchema>
 
+/** A pet's id: a positive integer within 2^53 − 1, so that every client holds it exactly. */
+export function petIdSchema (options: { description: string, examples?: number[] }): TInteger {
+  return Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER, ...options })
+}
+
 export const PetSchema = Type.Object({
-  id: Type.Integer({
-    format: 'int64',
-    minimum: 1,
-    maximum: MAX_EXACT_INTEGER,
-    description: 'Unique identifier, assigned by the service on creation.',
-    examples: [1]
-  }),
+  id: petIdSchema({ description: 'Unique identifier, assigned by the service on creation.', examples: [1] }),
   name: nameSchema,
   categoryId: categoryIdSchema,
   status: Type.Ref(PetStatusSchema)

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_EXACT_INTEGER, petStatusSchema } from './pet.js'
+import { petIdSchema, petStatusSchema } from './pet.js'
 
 export const PAGE_LIMIT_DEFAULT = 20
 export const PAGE_LIMIT_MAX = 100
@@ -25,11 +25,6 @@ export const ListPetsQuerySchema = Type.Object({
 export type ListPetsQuery = Static<typeof ListPetsQuerySchema>
 
 export const PetIdParamsSchema = Type.Object({
-  petId: Type.Integer({
-    format: 'int64',
-    minimum: 1,
-    maximum: MAX_EXACT_INTEGER,
-    description: 'The identifier of the animal.'
-  })
+  petId: petIdSchema({ description: 'The identifier of the animal.' })
 })
 export type PetIdParams = Static<typeof PetIdParamsSchema>

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
 import { ErrorSchema } from './error.js'
 
 /** An OpenAPI response header, as @fastify/swagger reads it from a response schema. */
@@ -17,8 +18,8 @@ export const WWW_AUTHENTICATE_HEADER: HeaderSpec = {
 
 export const RETRY_AFTER_HEADER: HeaderSpec = {
   type: 'string',
-  description: 'Seconds to wait before retrying (RFC 9110): always `1` on a 503.',
-  example: '1'
+  description: `Seconds to wait before retrying (RFC 9110): always \`${RETRY_AFTER_SECONDS}\` on a 503.`,
+  example: String(RETRY_AFTER_SECONDS)
 }
 
 export const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {

@@ -1,7 +1,8 @@
+import { deprecatedOperations } from './generated/openapi.js'
 import { findLink } from './link-header.js'
 
 /** `getPet`'s removal date, as the OpenAPI document gives it (`x-deprecated-sunset`); an answer's `Sunset` header wins. */
-const GET_PET_SUNSET = new Date('2030-12-05T00:00:00Z')
+const GET_PET_SUNSET = new Date(`${deprecatedOperations.getPet.sunset}T00:00:00Z`)
 
 /**
  * Emitted once per client, on the first answer to a deprecated operation. Its `name` is

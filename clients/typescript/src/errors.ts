@@ -1,3 +1,4 @@
+import type { operations } from './generated/openapi.js'
 import type { ServiceErrorCode } from './types.js'
 
 /**
@@ -16,8 +17,8 @@ export type ClientErrorCode = 'network_error' | 'unexpected_response'
 // `string & {}` rather than `string`, so editors still offer the known codes
 export type PetStoreErrorCode = ServiceErrorCode | ClientErrorCode | (string & {})
 
-/** The operations of the API, as the OpenAPI document names them. */
-export type OperationName = 'listPets' | 'createPet' | 'getPet'
+/** The operations of the API, as the OpenAPI document names them (its operation ids). */
+export type OperationName = keyof operations
 
 /** What a {@link PetStoreError} is made from. */
 export interface PetStoreErrorInit {

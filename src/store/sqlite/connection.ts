@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { SQLITE_BUSY_TIMEOUT_MS } from '../../config.js'
+import { SQLITE_BUSY_TIMEOUT_MS } from './busy-timeout.js'
 
 /** Where a SQLite store keeps its data: a file, or memory for throw-away runs. */
 export type SqliteLocation = { path: string } | { memory: true }

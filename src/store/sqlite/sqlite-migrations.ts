@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { SQLITE_BUSY_TIMEOUT_MS } from '../../config.js'
+import { SQLITE_BUSY_TIMEOUT_MS } from './busy-timeout.js'
 import { planMigrations } from '../migrator.js'
 import type { MigrationResult } from '../pet-store.js'
 

@@ -922,3 +922,10 @@ export interface operations {
         };
     };
 }
+
+/** The deprecated operations of the document and their removal dates (`x-deprecated-sunset`, YYYY-MM-DD). */
+export const deprecatedOperations = {
+  getPet: {
+    sunset: '2030-12-05'
+  }
+} as const
