@@ -59,7 +59,6 @@ export interface Config {
 /** The most worker processes `WORKERS` may ask for. */
 export const MAX_WORKERS = 64
 
-
 /**
  * The longest a request waits on an unreachable or locked store before it is answered 503:
  * PostgreSQL waits up to the timeout for a connection, then up to the timeout for the query.
