@@ -90,7 +90,7 @@ function createFastify (config: Config, logStream: LogStream | undefined) {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     schemaController: { compilersFactory: { buildValidator } },
-    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    frameworkErrors: (error, request, reply) => { handleError(error, request, reply) },
     // replaced by drainOnClose, which answers in the Error shape
     return503OnClosing: false
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -9,7 +9,7 @@ import { tempDir } from './helpers/build-app.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from './helpers/databases.js'
 import { bearer, describeFetchError, listAllPetsOver, loadEnv, mapConcurrently, sleep, strongApiKey } from './helpers/live-server.js'
 import {
-  childPids, freePort, openSocket, PROJECT_ROOT, readResponse, serverProcesses, within, type RawResponse, type ServerProcess
+  childPids, freePort, openSocket, PROJECT_ROOT, readResponse, serverProcesses, within, type ServerProcess
 } from './helpers/processes.js'
 
 // WORKERS=N runs the build (`node dist/bin/server.js`) as production does: a primary and N worker
@@ -418,7 +418,7 @@ for (const store of testStores()) {
       assert.ok(runningWhenUploadsEnd, 'the primary exited before the uploads were complete')
       const pets = settled.map((result, i) => {
         assert.equal(result.status, 'fulfilled', `create ${i} got no complete answer: ${result.status === 'rejected' ? String(result.reason) : ''}`)
-        const response = (result as PromiseFulfilledResult<RawResponse>).value
+        const response = (result).value
         assert.equal(response.status, 201, `create ${i}: ${response.body}`)
         // answered during the drain: the connection is not kept alive
         assert.equal(response.headers.connection, 'close')

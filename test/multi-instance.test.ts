@@ -108,7 +108,7 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
 
     const failed = results.filter(({ res }) => res.statusCode !== 201)
     assert.deepEqual(failed.map(({ via, res }) => `${via}: ${res.statusCode} ${res.body}`), [], 'every create answers 201')
-    const created = results.map(({ via, body, res }) => ({ via, body, res, pet: res.json() as Pet }))
+    const created = results.map(({ via, body, res }) => ({ via, body, res, pet: res.json<Pet>() }))
     for (const { body, res, pet } of created) {
       assert.ok(Number.isSafeInteger(pet.id) && pet.id > 0, `id ${String(pet.id)}`)
       assert.deepEqual(pet, { id: pet.id, ...body })

@@ -3,7 +3,7 @@ import { ApiError, StoreUnavailableError } from '../errors/catalogue.js'
 import type { ErrorBody } from '../schemas/error.js'
 import { BODY_LIMIT_BYTES } from './content-types.js'
 import { REQUEST_ID_HEADER } from './request-id.js'
-import { describeValidationIssue, type ValidationIssue } from './validation-messages.js'
+import { describeValidationIssue } from './validation-messages.js'
 
 // Fastify's own failures before a handler runs, by their code
 const FRAMEWORK_ERRORS: Record<string, (error: FastifyError) => ApiError> = {
@@ -26,7 +26,7 @@ export function toApiError (error: unknown): ApiError {
   const fastifyError = error as Partial<FastifyError> | undefined
   const issue = fastifyError?.validation?.[0]
   if (issue !== undefined) {
-    return new ApiError('invalid_request', describeValidationIssue(fastifyError?.validationContext ?? 'request', issue as ValidationIssue))
+    return new ApiError('invalid_request', describeValidationIssue(fastifyError?.validationContext ?? 'request', issue))
   }
   const fromFramework = fastifyError?.code !== undefined ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (fromFramework !== undefined) return fromFramework(fastifyError as FastifyError)

@@ -64,6 +64,6 @@ export function helmetHeaders (options: HelmetOptions): Readonly<Record<string, 
   }
   let failure: unknown
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => { failure = error })
-  if (failure !== undefined) throw failure
+  if (failure !== undefined) throw failure instanceof Error ? failure : new Error('helmet failed to compute its headers', { cause: failure })
   return Object.freeze(headers)
 }

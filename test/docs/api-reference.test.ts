@@ -50,15 +50,15 @@ describe('API reference page (/docs), without a browser', () => {
 
   test('When the OpenAPI document is read, then the page\'s routes are not in it', async (t) => {
     const { app } = await buildTestApp(t)
-    const document = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { paths: Record<string, unknown> }
+    const document = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ paths: Record<string, unknown> }>()
     assert.deepEqual(Object.keys(document.paths).filter((path) => path.includes('docs')), [])
   })
 
   test('When the page reads its document, then "try it" goes first to this service (relative /v1), and the served document is unchanged', async (t) => {
     const { app } = await buildTestApp(t, { env: { STAGING_BASE_URL: 'https://staging.example.com/v1' } })
 
-    const served = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { servers: Array<{ url: string }> }
-    const page = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as { servers: Array<{ url: string }>, paths: unknown }
+    const served = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ servers: Array<{ url: string }> }>()
+    const page = (await app.inject({ method: 'GET', url: '/docs/json' })).json<{ servers: Array<{ url: string }>, paths: unknown }>()
 
     assert.deepEqual(page.servers.map((server) => server.url), ['/v1', ...served.servers.map((server) => server.url)])
     assert.ok(served.servers.every((server) => server.url !== '/v1'))

@@ -40,7 +40,7 @@ export function recoverableText (line: string): string {
     } else if (typeof value === 'object' && value !== null) {
       const record = value as Record<string, unknown>
       if (record.type === 'Buffer' && Array.isArray(record.data) && record.data.every((byte) => typeof byte === 'number')) {
-        decoded.push(Buffer.from(record.data as number[]).toString('latin1'))
+        decoded.push(Buffer.from(record.data).toString('latin1'))
       }
       Object.values(record).forEach(walk)
     }

@@ -158,7 +158,7 @@ describe('one access-log line per request', () => {
     for (const [i, [request, url]] of cases.entries()) {
       const lines = linesOf(logs, `access-${i}`)
       const completed = lines.filter((line) => line.msg === 'request completed')
-      assert.equal(completed.length, 1, `one completed line for ${request.method} ${request.url}: ${JSON.stringify(lines)}`)
+      assert.equal(completed.length, 1, `one completed line for ${request.method} ${url}: ${JSON.stringify(lines)}`)
       const line = completed[0] as LogRecord
       assert.deepEqual(Object.keys(line).sort(), ACCESS_LINE_FIELDS)
       assert.deepEqual({ level: line.level, method: line.method, url: line.url, remoteAddress: line.remoteAddress, statusCode: line.statusCode },

@@ -143,7 +143,7 @@ for (const store of testStores()) {
       const pets: Pet[] = []
       settled.forEach((result, i) => {
         assert.equal(result.status, 'fulfilled', `request ${i} got no complete answer: ${result.status === 'rejected' ? String(result.reason) : ''}`)
-        const response = (result as PromiseFulfilledResult<RawResponse>).value
+        const response = (result).value
         assert.equal(response.status, 201, `request ${i}: ${response.body}`)
         assert.match(response.headers['content-type'] ?? '', /^application\/json/)
         const pet = JSON.parse(response.body) as Pet

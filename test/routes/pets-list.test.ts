@@ -97,7 +97,7 @@ async function walkPages (api: TestApp, firstQuery: string, onPage: (index: numb
     assert.ok(pages.length < 1000, 'the walk does not end')
     const [res] = await Promise.all([api.app.inject({ method: 'GET', url, headers: api.auth }), onPage(pages.length)])
     assert.equal(res.statusCode, 200, res.body)
-    const page = { pets: res.json() as Pet[], next: findNextLink(res) }
+    const page = { pets: res.json<Pet[]>(), next: findNextLink(res) }
     pages.push(page)
     if (page.next === undefined) return pages
     url = `${page.next.pathname}${page.next.search}`

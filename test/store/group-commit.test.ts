@@ -276,9 +276,9 @@ async function claimThenLose (store: PetStore, key: string, token: string, pet: 
 async function recordsOf (databaseUrl: string): Promise<Map<string, { token: string | null, status: number | null, body: string | null }>> {
   const rows = await execSql(databaseUrl, 'SELECT key, token, response_status, response_body FROM idempotency_keys WHERE scope = $1', [SCOPE])
   return new Map(rows.map((row) => [String(row.key), {
-    token: row.token === null ? null : String(row.token),
+    token: row.token === null ? null : String(row.token as string),
     status: row.response_status === null ? null : Number(row.response_status),
-    body: row.response_body === null ? null : String(row.response_body)
+    body: row.response_body === null ? null : String(row.response_body as string)
   }]))
 }
 

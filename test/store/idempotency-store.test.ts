@@ -33,7 +33,7 @@ async function recordsOf (databaseUrl: string): Promise<Array<{ scope: string, k
   return rows.map((row) => ({
     scope: String(row.scope),
     key: String(row.key),
-    token: row.token === null ? null : String(row.token),
+    token: row.token === null ? null : String(row.token as string),
     status: row.response_status === null ? null : Number(row.response_status)
   }))
 }

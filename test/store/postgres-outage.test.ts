@@ -86,7 +86,7 @@ async function listEveryPet (petstore: OutageApp): Promise<Array<Record<string, 
   while (url !== undefined) {
     const res: LightMyRequestResponse = await petstore.app.inject({ method: 'GET', url, headers: petstore.auth })
     assert.equal(res.statusCode, 200, `listing after recovery: ${res.statusCode} ${res.body}`)
-    pets.push(...(res.json() as Array<Record<string, unknown>>))
+    pets.push(...res.json<Array<Record<string, unknown>>>())
     const next: string | undefined = /<([^>]+)>;\s*rel="next"/.exec(String(res.headers.link ?? ''))?.[1]
     url = next === undefined ? undefined : new URL(next).pathname + new URL(next).search
   }
@@ -195,7 +195,7 @@ describe('PostgreSQL store outage', requiresPostgres(), () => {
         assertUnavailableInTime(answer, `in-flight create ${i}`)
       }
       for (const [i, answer] of duringCut.entries()) assertUnavailableInTime(answer, `create ${i} during the outage`)
-      const ok = inFlight.filter((answer) => answer.res.statusCode === 201).map((answer) => answer.res.json() as Record<string, unknown>)
+      const ok = inFlight.filter((answer) => answer.res.statusCode === 201).map((answer) => answer.res.json<Record<string, unknown>>())
       const slowest = Math.max(...[...inFlight, ...duringCut].map((answer) => answer.ms))
       t.diagnostic(`${mode}: in flight ${ok.length} × 201, ${inFlight.length - ok.length} × 503; during the outage 50 × 503; slowest answer ${ms(slowest)}`)
       assert.ok(ok.length >= CUT_AFTER && ok.length < inFlight.length, 'the cut should have split the in-flight creates')

@@ -47,6 +47,8 @@ export async function sleep (ms: number, signal: AbortSignal | undefined): Promi
   await new Promise<void>((resolve, reject) => {
     const onAbort = (): void => {
       clearTimeout(timer)
+      // the caller's own abort reason, passed through as fetch passes it
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       reject(signal?.reason)
     }
     const timer = setTimeout(() => {

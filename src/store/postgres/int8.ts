@@ -12,5 +12,5 @@ export function parseInt8 (text: string): number | bigint {
 export const PG_TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: string) => oid === INT8_OID && format !== 'binary'
     ? parseInt8
-    : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser']
+    : pg.types.getTypeParser(oid, format as 'text') as (text: string) => unknown) as pg.CustomTypesConfig['getTypeParser']
 }
