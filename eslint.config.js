@@ -1,7 +1,5 @@
 import neostandard from 'neostandard'
 import tseslint from 'typescript-eslint'
-import importX from 'eslint-plugin-import-x'
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
 
 export default [
   // the client's generated types are openapi-typescript's output, checked by the drift test instead
@@ -20,12 +18,6 @@ export default [
         allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }]
       }]
     }
-  },
-  {
-    files: ['**/*.ts'],
-    plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver()] },
-    rules: { 'import-x/no-cycle': 'error' }
   },
   {
     // light-my-request's res.json() and JSON.parse are typed any; the tests assert the shapes they read
