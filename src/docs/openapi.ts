@@ -23,6 +23,8 @@ declare module 'fastify' {
     'x-hideTryItPanel'?: boolean
     /** Removal date (YYYY-MM-DD) of a deprecated operation. */
     'x-deprecated-sunset'?: string
+    /** An example body of each answer, by status: the document shows it on that response (see placeResponseExamples). */
+    'x-response-examples'?: Readonly<Record<number, unknown>>
   }
 }
 
@@ -117,11 +119,31 @@ function describeRateLimits (config: Config): string {
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
 const REQUEST_ID_HEADER_SPEC: HeaderSpec = { type: 'string', description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.' }
 
-type Responses = Record<string, { headers?: Record<string, unknown> }>
-type Operation = { security?: unknown[], responses?: Responses }
+type Responses = Record<string, { headers?: Record<string, unknown>, content?: Record<string, { example?: unknown }> }>
+type Operation = { security?: unknown[], responses?: Responses, 'x-response-examples'?: Record<string, unknown> }
+type OpenApiPaths = { paths?: Record<string, Record<string, unknown>> }
+
+const RESPONSE_EXAMPLES = 'x-response-examples'
+
+/**
+ * Moves each operation's `x-response-examples` onto its responses (every media type of the status).
+ * @fastify/swagger drops the siblings of a `$ref`, so an example cannot ride on the response schema.
+ */
+function placeResponseExamples (document: OpenApiPaths): void {
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(path) as Operation[]) {
+      const examples = operation[RESPONSE_EXAMPLES]
+      if (examples === undefined) continue
+      for (const [status, example] of Object.entries(examples)) {
+        for (const media of Object.values(operation.responses?.[status]?.content ?? {})) media.example = example
+      }
+      Reflect.deleteProperty(operation, RESPONSE_EXAMPLES)
+    }
+  }
+}
 
 /** Adds the headers every answer carries to each response of the document, so they are written once. */
-function addCommonResponseHeaders (document: { paths?: Record<string, Record<string, unknown>> }, rateLimited: boolean): void {
+function addCommonResponseHeaders (document: OpenApiPaths, rateLimited: boolean): void {
   for (const path of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(path) as Operation[]) {
       const authenticated = operation.security === undefined || operation.security.length > 0
@@ -165,7 +187,8 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     },
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
-      addCommonResponseHeaders(document as Parameters<typeof addCommonResponseHeaders>[0], config.rateLimitMax > 0)
+      addCommonResponseHeaders(document as OpenApiPaths, config.rateLimitMax > 0)
+      placeResponseExamples(document as OpenApiPaths)
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …

@@ -1,9 +1,12 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBodyParser, FastifyInstance } from 'fastify'
 import secureJson from 'secure-json-parse'
 import { ApiError } from '../errors/catalogue.js'
 
 /** Largest request body accepted, in bytes (a NewPet needs a few hundred). */
 export const BODY_LIMIT_BYTES = 16 * 1024
+
+/** The message of a 413. */
+export const BODY_TOO_LARGE_MESSAGE = `The request body is larger than the ${BODY_LIMIT_BYTES}-byte limit.`
 
 const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
@@ -72,7 +75,7 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
 function assertUtf8Charset (contentType: string | undefined): void {
   const charset = CHARSET.exec(contentType ?? '')?.[1]?.toLowerCase()
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError('unsupported_media_type', `The request body must be application/json in UTF-8; got charset=${charset}.`)
+    throw new ApiError('unsupported_media_type', `The request body must be JSON in UTF-8; got charset=${charset}.`)
   }
 }
 
@@ -89,6 +92,15 @@ export function refuseRoundedIntegers (body: unknown): void {
   }
 }
 
+const parseUtf8Json: FastifyBodyParser<Buffer> = (request, body, done) => {
+  try {
+    assertUtf8Charset(request.headers['content-type'])
+    done(null, parseJsonBody(body))
+  } catch (error) {
+    done(error as Error, undefined)
+  }
+}
+
 /**
  * Accepts request bodies as UTF-8 JSON only (anything else is 415), and turns parse
  * failures into Error bodies that say what is wrong. `__proto__` and
@@ -98,12 +110,23 @@ export function acceptJsonBodiesOnly (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   // after validation (which names wrong types and unknown fields first)
   app.addHook('preHandler', async (request) => { refuseRoundedIntegers(request.body) })
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      assertUtf8Charset(request.headers['content-type'])
-      done(null, parseJsonBody(body as Buffer))
-    } catch (error) {
-      done(error as Error, undefined)
-    }
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseUtf8Json)
+}
+
+/** The media types of a JSON Merge Patch body (RFC 7396), the registered one first. */
+export const MERGE_PATCH_MEDIA_TYPES = ['application/merge-patch+json', 'application/json'] as const
+
+/** The message of a 415 where a JSON Merge Patch is expected. */
+export const MERGE_PATCH_ONLY_MESSAGE = `The request body must be ${MERGE_PATCH_MEDIA_TYPES.join(' or ')}.`
+
+/**
+ * In `scope` (an encapsulated context holding only the routes that take a JSON Merge Patch), also
+ * accepts `application/merge-patch+json`, parsed exactly as JSON; any other type is 415, naming both.
+ */
+export function acceptMergePatchBodies (scope: FastifyInstance): void {
+  scope.addContentTypeParser(MERGE_PATCH_MEDIA_TYPES[0], { parseAs: 'buffer' }, parseUtf8Json)
+  // the catch-all: refused before the body is read, as the framework's own 415 is
+  scope.addContentTypeParser('*', (_request, _payload, done) => {
+    done(new ApiError('unsupported_media_type', MERGE_PATCH_ONLY_MESSAGE), undefined)
   })
 }

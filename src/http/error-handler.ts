@@ -1,14 +1,14 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, StoreUnavailableError } from '../errors/catalogue.js'
 import type { ErrorBody } from '../schemas/error.js'
-import { BODY_LIMIT_BYTES } from './content-types.js'
+import { BODY_TOO_LARGE_MESSAGE } from './content-types.js'
 import { REQUEST_ID_HEADER } from './request-id.js'
 import { describeValidationIssue } from './validation-messages.js'
 
 // Fastify's own failures before a handler runs, by their code
 const FRAMEWORK_ERRORS: Record<string, (error: FastifyError) => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ApiError('unsupported_media_type'),
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('payload_too_large', `The request body is larger than the ${BODY_LIMIT_BYTES}-byte limit.`),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('payload_too_large', BODY_TOO_LARGE_MESSAGE),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ApiError('invalid_request', 'Content-Length does not match the length of the body'),
   FST_ERR_BAD_URL: () => new ApiError('invalid_request', 'The request URL is malformed'),
   FST_ERR_MAX_PARAM_LENGTH: () => new ApiError('invalid_request', 'A path parameter is too long')

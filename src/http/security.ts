@@ -4,7 +4,7 @@ import helmet, { type HelmetOptions } from 'helmet'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
 /** Request headers a browser client may send across origins. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id']
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id']
 
 /** Response headers a browser client may read across origins (beyond the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = [
@@ -41,7 +41,7 @@ export async function addSecurityHeaders (app: FastifyInstance, corsOrigins: rea
     // false (not an error) for other origins: the request goes on without CORS headers, and a
     // preflight from them falls through to the route, which answers 401/404/405 as usual
     origin: (origin, callback) => { callback(null, origin !== undefined && (anyOrigin || corsOrigins.includes(origin))) },
-    methods: ['GET', 'HEAD', 'POST'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH'],
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     // keys travel in Authorization, never in cookies

@@ -8,6 +8,8 @@ export interface ValidationIssue {
   message?: string
   /** The schema object whose keyword failed (ajv's `verbose` option). */
   parentSchema?: Record<string, unknown>
+  /** The value that failed (ajv's `verbose` option). */
+  data?: unknown
 }
 
 const PART_NAMES: Record<string, string> = {
@@ -31,8 +33,10 @@ export function describeValidationIssue (part: string, issue: ValidationIssue): 
     const extra = String(issue.params.additionalProperty)
     return `${partName === 'body' ? 'body: field' : partName} "${[...path, extra].join('.')}" is not allowed${extra === 'id' ? ' (ids are assigned by the service)' : ''}`
   }
-  const problem = describeProblem(issue)
+  let problem = describeProblem(issue)
   if (path.length === 0) return `${partName} ${problem}`
+  // a null field is named as such: in a merge patch, null would mean "remove this field"
+  if (issue.keyword === 'type' && issue.data === null) problem += ', not null'
   return part === 'body'
     ? `body: field "${path.join('.')}" ${problem}`
     : `${partName} "${path.join('.')}" ${problem}`

@@ -53,6 +53,13 @@ export class Metrics {
     registers: [this.registry]
   })
 
+  readonly petTransitions = new Counter({
+    name: 'petstore_pet_transitions_total',
+    help: 'Pet status changes made by updatePet, by the status before (from) and after (to); a change that keeps the status is not counted.',
+    labelNames: ['from', 'to'] as const,
+    registers: [this.registry]
+  })
+
   /** Adds Node's process metrics (CPU, memory, event loop, GC); only for a process that serves metrics. */
   collectProcessMetrics (): void {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })

@@ -12,6 +12,7 @@ import { ListPetsQuerySchema, PAGE_LIMIT_DEFAULT, PetIdParamsSchema } from '../s
 import { commonErrorResponses, errorResponse, RETRY_AFTER_HEADER } from '../schemas/responses.js'
 import { allowOnly } from '../http/method-not-allowed.js'
 import { DEPRECATION_HEADER_SPECS, GET_PET_HEADERS, GET_PET_SUNSET_AT, GET_PET_SUNSET_DATE } from './get-pet-deprecation.js'
+import updatePet, { petNotFoundMessage } from './update-pet.js'
 
 /** Sends a list page already serialized (by the route's own response serializer). */
 function sendPage (reply: FastifyReply, page: CachedPage): FastifyReply {
@@ -148,7 +149,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
       if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name })
       if (reply.statusCode !== 200 || typeof payload !== 'string') return payload
-      // pets never change, so a tag of the bytes stays valid as long as the pet exists
+      // a tag of the bytes: it changes whenever updatePet changes the pet (updatePet answers the same tag)
       const etag = strongEtag(payload)
       reply.header('etag', etag).header('cache-control', 'private, no-cache')
       if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) return payload
@@ -165,12 +166,14 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request) => {
     const pet = await app.store.findPetById(request.params.petId)
-    if (pet === undefined) throw new ApiError('pet_not_found', `No pet has id ${request.params.petId}.`)
+    if (pet === undefined) throw new ApiError('pet_not_found', petNotFoundMessage(request.params.petId))
     return pet
   })
 
+  await app.register(updatePet)
+
   allowOnly(app, '/pets', ['GET', 'POST'])
-  allowOnly(app, '/pets/:petId', ['GET'])
+  allowOnly(app, '/pets/:petId', ['GET', 'PATCH'])
 }
 
 export default pets

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox'
+import { ENTITY_TAG_LIST_PATTERN } from '../http/etag.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
+import { PATTERN_DESCRIPTION_KEYWORD } from './keywords.js'
 
 /** Request headers of `createPet` (names in lower case: Node hands them to validation so). */
 export const CreatePetHeadersSchema = Type.Object({
@@ -17,5 +19,16 @@ export const CreatePetHeadersSchema = Type.Object({
 export const GetPetHeadersSchema = Type.Object({
   'if-none-match': Type.Optional(Type.String({
     description: 'An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body.'
+  }))
+})
+
+/** Request headers of `updatePet`. */
+export const UpdatePetHeadersSchema = Type.Object({
+  'if-match': Type.Optional(Type.String({
+    pattern: ENTITY_TAG_LIST_PATTERN,
+    [PATTERN_DESCRIPTION_KEYWORD]: '* or a comma-separated list of quoted entity tags, such as "3q2-7w"',
+    description: 'Makes the change conditional: the `ETag` of the pet as the client last saw it (from `updatePet` or `getPet`), ' +
+      'a list of tags, or `*` (any current pet). When the pet\'s current tag is not among them (strong comparison: a `W/` tag never matches), ' +
+      'the answer is 412 `precondition_failed` and nothing changes.'
   }))
 })

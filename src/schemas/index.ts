@@ -1,5 +1,5 @@
 import { ErrorSchema } from './error.js'
-import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './pet.js'
+import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from './pet.js'
 
 /** The named schemas, registered once with `addSchema`; they become the OpenAPI components. */
-export const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema] as const
+export const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, ErrorSchema] as const

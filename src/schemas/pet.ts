@@ -76,6 +76,25 @@ export const PetSchema = Type.Object({
 })
 export type Pet = Static<typeof PetSchema>
 
+/**
+ * A JSON Merge Patch (RFC 7396) of a pet: the fields to change, each with createPet's rules. `null`
+ * (which would remove a field), `id` and unknown fields are refused; `{}` changes nothing.
+ */
+export const PetPatchSchema = Type.Object({
+  name: Type.Optional(nameSchema),
+  categoryId: Type.Optional(categoryIdSchema),
+  status: Type.Optional(petStatusSchema({
+    description: 'The new availability. Only some transitions are allowed (see `updatePet`); setting the status the pet already has changes nothing.'
+  }))
+}, {
+  $id: 'PetPatch',
+  additionalProperties: false,
+  description: 'The fields of a pet to change (a JSON Merge Patch, RFC 7396); fields left out keep their value. ' +
+    'Types are strict, as for `NewPet`; `null` for a field (every field of a pet is required), `id` and any field not listed are rejected with 400. ' +
+    '`{}` changes nothing.'
+})
+export type PetPatch = Static<typeof PetPatchSchema>
+
 export const PetsSchema = Type.Array(Type.Ref(PetSchema), {
   $id: 'Pets',
   description: 'Pets ordered by `id` ascending.'

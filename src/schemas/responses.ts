@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
-import { ErrorSchema } from './error.js'
+import { ERRORS, RETRY_AFTER_SECONDS, type ErrorCode } from '../errors/catalogue.js'
+import { ErrorSchema, type ErrorBody } from './error.js'
 
 /** An OpenAPI response header, as @fastify/swagger reads it from a response schema. */
 export interface HeaderSpec {
@@ -49,5 +49,20 @@ export function commonErrorResponses (headers?: Record<string, HeaderSpec>) {
       { ...headers, 'Retry-After': { type: 'string', description: 'Seconds until the limit\'s window resets.', example: '30' } }),
     500: errorResponse('Unexpected failure (`internal_error`); the message carries no internals.', headers),
     503: errorResponse('The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds.', { ...headers, 'Retry-After': RETRY_AFTER_HEADER })
+  }
+}
+
+/** An Error body for the document's examples: `code` with its status from the catalogue (and by default its catalogue message). */
+export function errorExample (code: ErrorCode, message: string = ERRORS[code].message): ErrorBody {
+  return { code, message, status: ERRORS[code].status }
+}
+
+/** Examples of the answers of {@link commonErrorResponses}, by status (for a route's `x-response-examples`). */
+export function commonErrorExamples (): Record<401 | 429 | 500 | 503, ErrorBody> {
+  return {
+    401: errorExample('unauthorized', 'Unknown or revoked API key.'),
+    429: errorExample('rate_limited'),
+    500: errorExample('internal_error'),
+    503: errorExample('service_unavailable')
   }
 }

@@ -1,5 +1,6 @@
 import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from '../idempotency/claims.js'
-import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+import type { PetPrecondition, PetUpdateOutcome } from '../lifecycle/pet-update.js'
+import type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
 
 /** A pet to insert: a NewPet with its status decided (the default applied); the store assigns the id. */
 export type NewPetRecord = Required<NewPet>
@@ -41,9 +42,16 @@ export interface PetStore {
    */
   createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet>
   findPetById (id: number): Promise<Pet | undefined>
+  /**
+   * Changes a pet in one transaction: reads its row locked, judges it with `decidePetUpdate`
+   * (`precondition`, the If-Match check, on that row), and writes only when something changes, so
+   * racing updates are serialised and each is judged on the state the other left. Resolves once the
+   * write is durable; a write moves {@link PetStore.listVersion}, here and on other instances.
+   */
+  updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome>
   listPets (query: PetPageQuery): Promise<PetPage>
   /**
-   * A number that changes whenever pets may have been added (by this process or any other), so
+   * A number that changes whenever pets may have been added or changed (by this process or any other), so
    * that list pages read at one version can be reused while it holds; undefined while the store
    * cannot tell (nothing may be reused then). Synchronous: it is asked on every list request.
    */

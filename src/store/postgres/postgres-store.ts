@@ -1,7 +1,8 @@
 import pg from 'pg'
 import { StoreUnavailableError } from '../../errors/catalogue.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
-import type { Pet } from '../../schemas/pet.js'
+import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
+import type { Pet, PetPatch } from '../../schemas/pet.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
@@ -129,6 +130,25 @@ export class PostgresPetStore implements PetStore {
   async findPetById (id: number): Promise<Pet | undefined> {
     const rows = await this.#query<PetRow>(SQL.findPet, [id])
     return rows[0] === undefined ? undefined : rowToPet(rows[0])
+  }
+
+  async updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
+    let wrote = false
+    try {
+      return await this.#transaction(async (client) => {
+        const { rows } = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [id] })
+        const outcome = decidePetUpdate(rows[0] === undefined ? undefined : rowToPet(rows[0]), patch, precondition)
+        if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
+          const { pet } = outcome
+          wrote = true
+          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id] })
+        }
+        return outcome
+      })
+    } finally {
+      // before the 200 goes out (and also when the commit's outcome is unknown): as after a create
+      if (wrote) this.#changes.bump()
+    }
   }
 
   async listPets (query: PetPageQuery): Promise<PetPage> {

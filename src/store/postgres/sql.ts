@@ -6,7 +6,7 @@ const LOCK_CLASS = 0x50530000 // "PS"
 export const LOCKS = { migrations: LOCK_CLASS + 1, petIds: LOCK_CLASS + 2, firstApiKey: LOCK_CLASS + 3 } as const
 export const lockSql = (purpose: number): string => `pg_advisory_xact_lock(${purpose}, hashtext(current_schema()))`
 
-/** Notified (with the schema as payload) whenever pets are added. */
+/** Notified (with the schema as payload) whenever pets are added or changed. */
 export const PETS_CHANGED_CHANNEL = 'petstore_pets_changed'
 
 // times as ms since the epoch: the shape decideClaim reads on both engines
@@ -36,6 +36,13 @@ export const SQL = {
       'WHERE k.scope = c.scope AND k.key = c.key AND k.token = c.token RETURNING c.scope, c.key, c.token'
   },
   findPet: { name: 'petstore-find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1` },
+  // the row stays locked until commit: a racing update waits here, then reads what this one wrote
+  findPetForUpdate: { name: 'petstore-find-pet-for-update', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
+  updatePet: {
+    name: 'petstore-update-pet',
+    text: 'UPDATE pets SET name = $1, category_id = $2, status = $3 ' +
+      `FROM (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())) AS notified WHERE id = $4`
+  },
   listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },
   listPetsByStatus: {
     name: 'petstore-list-pets-by-status',

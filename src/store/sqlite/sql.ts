@@ -9,6 +9,7 @@ const IDEMPOTENCY_ROW_COLUMNS = 'fingerprint, token, locked_until AS lockedUntil
 export const SQL = {
   insertPet: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
   findPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`,
+  updatePet: 'UPDATE pets SET name = ?, category_id = ?, status = ? WHERE id = ?',
   listPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
   insertApiKey: `INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) RETURNING ${API_KEY_COLUMNS}`,

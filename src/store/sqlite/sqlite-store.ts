@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
-import type { Pet } from '../../schemas/pet.js'
+import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
+import type { Pet, PetPatch } from '../../schemas/pet.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
@@ -112,6 +113,22 @@ export class SqlitePetStore implements PetStore {
       const row = this.#statements.findPet.get(id) as PetRow | undefined
       return row === undefined ? undefined : rowToPet(row)
     })
+  }
+
+  async updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
+    // IMMEDIATE: the read, the checks and the write happen under one write lock (across processes too)
+    const update = this.#db.transaction((): PetUpdateOutcome => {
+      const row = this.#statements.findPet.get(id) as PetRow | undefined
+      const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition)
+      if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
+        const { pet } = outcome
+        this.#statements.updatePet.run(pet.name, pet.categoryId, pet.status, pet.id)
+        // pages read before must not be reused (this connection's own commits leave data_version alone)
+        this.#listVersion++
+      }
+      return outcome
+    })
+    return this.#run(() => update.immediate())
   }
 
   async listPets (query: PetPageQuery): Promise<PetPage> {
