@@ -2,9 +2,11 @@ import type { TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Clock } from '../../src/clock.js'
+import assert from 'node:assert/strict'
 import { generateApiKey, hashApiKey } from '../../src/auth/api-keys.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { LogStream } from '../../src/http/logging.js'
+import type { Pet } from '../../src/schemas/pet.js'
 import { freshDatabaseUrl, type StoreKind } from './databases.js'
 
 export { testStores, type StoreKind } from './databases.js'
@@ -61,6 +63,28 @@ export async function postPet (test: TestApp, body: unknown): Promise<LightMyReq
     headers: { ...test.auth, 'content-type': 'application/json' },
     payload: JSON.stringify(body)
   })
+}
+
+/** POSTs `body` and returns the pet of the 201 (fails on any other answer). */
+export async function createdPet (test: TestApp, body: Record<string, unknown>): Promise<Pet> {
+  const res = await postPet(test, body)
+  assert.equal(res.statusCode, 201, res.body)
+  return res.json()
+}
+
+/** PATCHes `body`, serialized as JSON whatever its type, to /v1/pets/{petId} as a JSON Merge Patch. */
+export async function patchPet (test: TestApp, petId: number | string, body: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return test.app.inject({
+    method: 'PATCH',
+    url: `/v1/pets/${petId}`,
+    headers: { ...test.auth, 'content-type': 'application/merge-patch+json', ...headers },
+    payload: JSON.stringify(body)
+  })
+}
+
+/** GET /v1/pets/{petId} with the key. */
+export async function getPet (test: TestApp, petId: number, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return test.app.inject({ method: 'GET', url: `/v1/pets/${petId}`, headers: { ...test.auth, ...headers } })
 }
 
 /** Every pet in the store, read by following the `next` links from the first page. */

@@ -129,3 +129,27 @@ export async function execSql (databaseUrl: string, sql: string, params: unknown
   }
   return withPostgres(async (client) => (await client.query(sql, params)).rows as Array<Record<string, unknown>>, databaseUrl)
 }
+
+/**
+ * Holds a pet's row the way a writer in another process would (SQLite: the database's write lock,
+ * `BEGIN IMMEDIATE`; PostgreSQL: the row, `SELECT … FOR UPDATE`) until the returned function is called.
+ */
+export async function holdPetLocked (databaseUrl: string, petId: number): Promise<() => Promise<void>> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { default: Database } = await import('better-sqlite3')
+    const db = new Database(databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
+    db.exec('BEGIN IMMEDIATE')
+    return async () => {
+      db.exec('ROLLBACK')
+      db.close()
+    }
+  }
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 })
+  await client.connect()
+  await client.query('BEGIN')
+  await client.query('SELECT id FROM pets WHERE id = $1 FOR UPDATE', [petId])
+  return async () => {
+    await client.query('ROLLBACK')
+    await client.end()
+  }
+}
