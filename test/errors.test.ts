@@ -27,14 +27,14 @@ for (const store of testStores()) {
     const notAllowed: Array<[string, string, string]> = [
       ['PUT', '/v1/pets', 'GET, POST, HEAD'],
       ['DELETE', '/v1/pets', 'GET, POST, HEAD'],
-      ['PATCH', '/v1/pets/1', 'GET, HEAD'],
-      ['PUT', '/v1/pets/1', 'GET, HEAD'],
-      ['DELETE', '/v1/pets/1', 'GET, HEAD'],
-      ['POST', '/v1/pets/1', 'GET, HEAD'],
+      ['PATCH', '/v1/pets', 'GET, POST, HEAD'],
+      ['PUT', '/v1/pets/1', 'GET, PATCH, HEAD'],
+      ['DELETE', '/v1/pets/1', 'GET, PATCH, HEAD'],
+      ['POST', '/v1/pets/1', 'GET, PATCH, HEAD'],
       ['POST', '/v1/store/orders', 'GET, HEAD'],
       ['OPTIONS', '/v1/pets', 'GET, POST, HEAD'],
       ['TRACE', '/v1/pets', 'GET, POST, HEAD'],
-      ['QUERY', '/v1/pets/1', 'GET, HEAD']
+      ['QUERY', '/v1/pets/1', 'GET, PATCH, HEAD']
     ]
     for (const [method, url, allow] of notAllowed) {
       test(`When ${method} ${url} is called, then 405 with Allow: ${allow}`, async (t) => {

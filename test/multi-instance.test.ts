@@ -6,7 +6,7 @@ import { hashApiKey } from '../src/auth/api-keys.js'
 import type { Pet, PetStatus } from '../src/schemas/pet.js'
 import { loadMigrations } from '../src/store/migrator.js'
 import { assertError } from './helpers/assertions.js'
-import { buildTestApp, listAllPets, postPet, type TestApp } from './helpers/build-app.js'
+import { buildTestApp, listAllPets, patchPet, postPet, type TestApp } from './helpers/build-app.js'
 import { freshDatabaseUrl, requiresPostgres, withPostgres } from './helpers/databases.js'
 import { childEnv, runCli } from './helpers/processes.js'
 
@@ -167,6 +167,36 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
     const cursor = new URLSearchParams(soldFromA.split('?')[1]).get('cursor') ?? ''
     assertError(await get(b, `/v1/pets?status=available&limit=4&cursor=${encodeURIComponent(cursor)}`), 'invalid_cursor')
     assertError(await get(b, `/v1/pets?limit=4&cursor=${encodeURIComponent(cursor)}`), 'invalid_cursor')
+  })
+
+  test('When a pet is changed through A, then B reads the new pet and its new ETag at once, and refuses the old tag with 412', async (t) => {
+    const { a, b } = await twoInstances(t)
+    const pet = await createPet(a, { name: 'Rex', categoryId: 3, status: 'available' })
+    const oldTag = String((await get(b, `/v1/pets/${pet.id}`)).headers.etag)
+
+    const changed = await patchPet(a, pet.id, { status: 'pending' }, { 'if-match': oldTag })
+    assert.equal(changed.statusCode, 200, changed.body)
+
+    const read = await get(b, `/v1/pets/${pet.id}`)
+    assert.deepEqual(read.json(), { ...pet, status: 'pending' })
+    assert.equal(read.headers.etag, changed.headers.etag)
+    assertError(await patchPet(b, pet.id, { status: 'sold' }, { 'if-match': oldTag }), 'precondition_failed')
+    const again = await patchPet(b, pet.id, { status: 'available' }, { 'if-match': String(changed.headers.etag) })
+    assert.equal(again.statusCode, 200, again.body)
+  })
+
+  test('When 20 PATCHes with one tag race through two instances, then exactly one is 200, the others 412, and both read the winner\'s pet', async (t) => {
+    const { a, b } = await twoInstances(t)
+    const pet = await createPet(a, { name: 'Rex', categoryId: 3, status: 'available' })
+    const tag = String((await get(a, `/v1/pets/${pet.id}`)).headers.etag)
+
+    const conditional = await Promise.all(Array.from({ length: 20 }, async (_, i) => patchPet(i % 2 === 0 ? a : b, pet.id, { name: `Editor ${i}` }, { 'if-match': tag })))
+
+    const won = conditional.filter((res) => res.statusCode === 200)
+    assert.equal(won.length, 1, conditional.map((res) => res.statusCode).join(', '))
+    for (const res of conditional.filter((other) => other !== won[0])) assertError(res, 'precondition_failed')
+    assert.deepEqual((await get(a, `/v1/pets/${pet.id}`)).json(), won[0]?.json())
+    assert.deepEqual((await get(b, `/v1/pets/${pet.id}`)).json(), won[0]?.json())
   })
 
   test('When a key is revoked through the CLI, then it stops working on both instances within the documented 5 s', async (t) => {

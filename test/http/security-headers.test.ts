@@ -127,6 +127,20 @@ describe('CORS_ORIGINS=https://app.example.com', () => {
     assert.equal(res.headers['access-control-allow-credentials'], undefined)
   })
 
+  test('When the listed origin sends a preflight for a conditional PATCH, then PATCH and If-Match are allowed', async (t) => {
+    const api = await buildTestApp(t, { env })
+
+    const res = await api.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/pets/1',
+      headers: { origin: APP_ORIGIN, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization, content-type, if-match' }
+    })
+
+    assert.equal(res.statusCode, 204, res.body)
+    assert.ok(listOf(res.headers['access-control-allow-methods']).includes('patch'), String(res.headers['access-control-allow-methods']))
+    assert.ok(listOf(res.headers['access-control-allow-headers']).includes('if-match'), String(res.headers['access-control-allow-headers']))
+  })
+
   test('When the listed origin calls the API, then the answer allows it and exposes Link, RateLimit, X-Request-Id, ETag and Location', async (t) => {
     const api = await buildTestApp(t, { env })
 

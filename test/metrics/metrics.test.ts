@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, test } from 'node:test'
-import { buildTestApp, postPet, testStores, type TestApp } from '../helpers/build-app.js'
+import { buildTestApp, createdPet, patchPet, postPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { freePort, serverProcesses } from '../helpers/processes.js'
 import { freshDatabaseUrl } from '../helpers/databases.js'
 
@@ -83,6 +83,29 @@ for (const store of testStores()) {
       assert.equal(sample(text, 'petstore_deprecated_operation_calls_total', { operation: 'getPet', api_key: 'environment' }), 1)
       assert.doesNotMatch(text, new RegExp(envKey), 'a key never becomes a label')
       assert.doesNotMatch(text, new RegExp(api.key))
+    })
+
+    test('When updatePet moves pets between statuses, then each move is counted by from and to; a kept status, a refusal and a rename are not', async (t) => {
+      const api = await buildTestApp(t, { store })
+      const rex = await createdPet(api, { name: 'Rex', categoryId: 3 })
+      const tom = await createdPet(api, { name: 'Tom', categoryId: 3 })
+
+      for (const [pet, patch, status] of [
+        [rex, { status: 'pending' }, 200], [rex, { status: 'available' }, 200], [rex, { status: 'pending' }, 200], [rex, { status: 'sold' }, 200],
+        [tom, { status: 'sold' }, 200], [tom, { status: 'sold' }, 200], [tom, { status: 'available' }, 409], [tom, { name: 'Tommy' }, 200]
+      ] as const) {
+        assert.equal((await patchPet(api, pet.id, patch)).statusCode, status)
+      }
+      const text = await metricsText(api)
+
+      assert.equal(sample(text, 'petstore_pet_transitions_total', { from: 'available', to: 'pending' }), 2)
+      assert.equal(sample(text, 'petstore_pet_transitions_total', { from: 'pending', to: 'available' }), 1)
+      assert.equal(sample(text, 'petstore_pet_transitions_total', { from: 'pending', to: 'sold' }), 1)
+      assert.equal(sample(text, 'petstore_pet_transitions_total', { from: 'available', to: 'sold' }), 1)
+      assert.equal(sample(text, 'petstore_pet_transitions_total', { from: 'sold', to: 'sold' }), undefined)
+      assert.equal(sample(text, 'petstore_pet_transitions_total', { from: 'sold', to: 'available' }), undefined)
+      assert.equal(sample(text, 'petstore_http_requests_total', { operation: 'updatePet', method: 'PATCH', status: '409' }), 1)
+      assert.ok((sample(text, 'petstore_store_query_duration_seconds_count', { method: 'updatePet', outcome: 'ok' }) ?? 0) >= 8)
     })
 
     test('When the per-key limit turns requests away, then the rejections are counted by policy', async (t) => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import SwaggerParser from '@apidevtools/swagger-parser'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { parse as parseYaml } from 'yaml'
 import { DOCS_PREFIX } from '../../src/docs/api-reference.js'
-import { ERROR_CODES } from '../../src/errors/catalogue.js'
+import { ERROR_CODES, ERRORS, type ErrorCode } from '../../src/errors/catalogue.js'
 import { buildTestApp } from '../helpers/build-app.js'
 
 const ENV = { PUBLIC_BASE_URL: 'https://api.example.com/v1', STAGING_BASE_URL: 'https://staging.example.com/v1' }
@@ -12,7 +13,8 @@ interface Operation {
   operationId?: string
   deprecated?: boolean
   security?: unknown[]
-  responses: Record<string, { headers?: Record<string, unknown>, content?: Record<string, { schema: unknown }> }>
+  responses: Record<string, { headers?: Record<string, unknown>, content?: Record<string, { schema: unknown, example?: unknown }> }>
+  requestBody?: { content: Record<string, { schema: unknown }> }
   parameters?: Array<{ name: string, in: string, schema: Record<string, unknown> }>
   [extension: `x-${string}`]: unknown
 }
@@ -98,6 +100,61 @@ describe('the served OpenAPI document', () => {
     for (const response of Object.values(operation(document, '/pets/{petId}', 'get').responses)) {
       assert.deepEqual(Object.keys(response.headers ?? {}).filter((h) => ['Deprecation', 'Sunset', 'Link'].includes(h)).sort(), ['Deprecation', 'Link', 'Sunset'])
     }
+  })
+
+  test('When updatePet is read, then it is beta and not deprecated, takes a merge patch, and documents each answer it gives with an example', async (t) => {
+    const { document } = await fetchDocument(t)
+
+    const updatePet = operation(document, '/pets/{petId}', 'patch')
+    assert.equal(updatePet.operationId, 'updatePet')
+    assert.equal(updatePet['x-stability'], 'beta')
+    assert.equal(updatePet.deprecated, undefined)
+    assert.equal(updatePet.security, undefined, 'bearer auth like every operation')
+    assert.deepEqual(Object.keys(updatePet.requestBody?.content ?? {}), ['application/merge-patch+json', 'application/json'])
+    assert.deepEqual(updatePet.requestBody?.content['application/merge-patch+json']?.schema, { $ref: '#/components/schemas/PetPatch' })
+    assert.deepEqual(Object.keys(updatePet.responses).sort(), ['200', '400', '401', '404', '409', '412', '413', '415', '429', '500', '503'])
+    for (const [status, response] of Object.entries(updatePet.responses)) {
+      assert.ok(response.content?.['application/json']?.example !== undefined, `${status} has an example`)
+      assert.deepEqual(Object.keys(response.headers ?? {}).filter((h) => ['Deprecation', 'Sunset', 'Link'].includes(h)), [], `${status} is not marked deprecated`)
+    }
+    assert.ok(updatePet.responses['200']?.headers?.ETag !== undefined)
+    assert.ok(updatePet.responses['429']?.headers?.['Retry-After'] !== undefined)
+    assert.ok(updatePet.responses['200']?.headers?.RateLimit !== undefined)
+    assert.deepEqual((updatePet.responses['409']?.content?.['application/json']?.example as { code?: string }).code, 'invalid_transition')
+    assert.deepEqual((updatePet.responses['412']?.content?.['application/json']?.example as { code?: string }).code, 'precondition_failed')
+    const patch = document.components.schemas.PetPatch as { properties?: Record<string, unknown>, required?: unknown, additionalProperties?: unknown }
+    assert.deepEqual(Object.keys(patch.properties ?? {}), ['name', 'categoryId', 'status'])
+    assert.equal(patch.required, undefined)
+    assert.equal(patch.additionalProperties, false)
+  })
+
+  test('When an answer has an example, then it is valid against the answer\'s schema, and an Error example\'s status and code are the answer\'s', async (t) => {
+    const { document } = await fetchDocument(t)
+    const ajv = new Ajv2020({ strict: false, validateSchema: false })
+    ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) })
+    ajv.addSchema({ ...document, $id: 'doc' })
+
+    let examples = 0
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        assert.equal(op['x-response-examples'], undefined, `${method} ${path}: the examples were placed on its responses`)
+        for (const [status, response] of Object.entries(op.responses)) {
+          for (const [mediaType, media] of Object.entries(response.content ?? {})) {
+            if (media.example === undefined) continue
+            examples++
+            const pointer = ['paths', path, method, 'responses', status, 'content', mediaType, 'schema'].map((token) => encodeURIComponent(token.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')
+            const validate = ajv.compile({ $ref: `doc#/${pointer}` })
+            assert.ok(validate(media.example), `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`)
+            if (Number(status) >= 400) {
+              const { code, status: bodyStatus } = media.example as { code: ErrorCode, status: number }
+              assert.equal(bodyStatus, Number(status), `${method} ${path} ${status}`)
+              assert.equal(ERRORS[code].status, Number(status), `${method} ${path} ${status}: ${code}`)
+            }
+          }
+        }
+      }
+    }
+    assert.ok(examples >= 11)
   })
 
   test('When the schemas are read, then limits and the error codes are schema keywords', async (t) => {

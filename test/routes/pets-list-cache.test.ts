@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
+import { isDeepStrictEqual } from 'node:util'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { PAGE_CACHE_MAX_AGE_MS } from '../../src/pagination/page-cache.js'
 import type { Pet, PetStatus } from '../../src/schemas/pet.js'
 import { assertError } from '../helpers/assertions.js'
-import { buildTestApp, postPet, testStores, type TestApp } from '../helpers/build-app.js'
+import { buildTestApp, patchPet, postPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { execSql } from '../helpers/databases.js'
 import { manualClock } from '../helpers/clock.js'
 
@@ -134,6 +135,33 @@ for (const store of testStores()) {
 
       t.diagnostic(`${store}: the other instance's pet was listed ${elapsed.toFixed(1)} ms after its 201`)
       assert.deepEqual(listed, [...before, added])
+      assert.ok(elapsed <= PAGE_CACHE_MAX_AGE_MS + 200, `listed after ${elapsed.toFixed(1)} ms`)
+    })
+
+    test('When another instance on the same database changes a pet after this one cached a page, then this one is told and lists the change within 1 s (SQLite: at once)', async (t) => {
+      const a = await buildTestApp(t, { store })
+      // B's clock stands still, so its page never ages out: only being told of the change (NOTIFY, data_version) can refresh it
+      const b = await buildTestApp(t, { databaseUrl: a.databaseUrl, withKey: false, clock: manualClock() })
+      const asB = { ...b, key: a.key, auth: a.auth }
+      const before = await createPets(a, 2)
+      await assertCachedList(asB, b.app, before)
+      const [first, second] = before as [Pet, Pet]
+
+      const res = await patchPet(a, first.id, { status: 'sold', name: 'Changed' })
+      assert.equal(res.statusCode, 200, res.body)
+      const changedAt = performance.now()
+      const expected = [{ ...first, status: 'sold', name: 'Changed' }, second]
+      let listed = petsOf(await getPets(asB))
+      if (store === 'postgres') {
+        while (!isDeepStrictEqual(listed, expected) && performance.now() - changedAt < PAGE_CACHE_MAX_AGE_MS + 500) {
+          await delay(5)
+          listed = petsOf(await getPets(asB))
+        }
+      }
+      const elapsed = performance.now() - changedAt
+
+      t.diagnostic(`${store}: the other instance's change was listed ${elapsed.toFixed(1)} ms after its 200`)
+      assert.deepEqual(listed, expected)
       assert.ok(elapsed <= PAGE_CACHE_MAX_AGE_MS + 200, `listed after ${elapsed.toFixed(1)} ms`)
     })
 

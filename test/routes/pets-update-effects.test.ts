@@ -57,7 +57,7 @@ for (const store of testStores()) {
       const api = await buildTestApp(t, { store, env: UNLIMITED })
       const pet = await createdPet(api, { name: 'Rex', categoryId: 3 })
       // mostly back and forth between available and pending, now and then sold (after which only sold is allowed)
-      const patches = Array.from({ length: 100 }, (_, i) => ({ name: `Step ${i}`, status: (i % 13 === 12 ? 'sold' : i % 2 === 0 ? 'pending' : 'available') as PetStatus }))
+      const patches = Array.from({ length: 100 }, (_, i): { name: string, status: PetStatus } => ({ name: `Step ${i}`, status: i % 13 === 12 ? 'sold' : i % 2 === 0 ? 'pending' : 'available' }))
 
       const answers = await Promise.all(patches.map(async (patch) => patchPet(api, pet.id, patch)))
 

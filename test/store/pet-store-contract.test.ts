@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import { loadConfig } from '../../src/config.js'
 import { SchemaTooNewError } from '../../src/store/migrator.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { MigrationResult, PetStore } from '../../src/store/pet-store.js'
+import type { Pet } from '../../src/schemas/pet.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
 
 /** A migrated store on a fresh database, closed when the test ends. */
@@ -12,6 +14,17 @@ async function openFresh (t: TestContext, kind: StoreKind, databaseUrl?: string)
   const { store, migration } = await openStore(loadConfig({ DATABASE_URL: url }).database)
   t.after(() => store.close())
   return { store, migration, databaseUrl: url }
+}
+
+/** The store's list version once it can tell one (at once on SQLite; on PostgreSQL once its LISTEN connection is up), or once it differs from `other`. */
+async function versionOf (store: PetStore, other?: number): Promise<number> {
+  const deadline = Date.now() + 5_000
+  for (;;) {
+    const version = store.listVersion()
+    if (version !== undefined && version !== other) return version
+    assert.ok(Date.now() < deadline, other === undefined ? 'the store never told its list version' : `the list version stayed ${other}`)
+    await delay(10)
+  }
 }
 
 // What every PetStore promises, whatever its engine
@@ -71,6 +84,45 @@ for (const kind of testStores()) {
       assert.deepEqual(await store.findPetById(low.id), { id: low.id, name: 'low', categoryId: -Number.MAX_SAFE_INTEGER, status: 'sold' })
       assert.deepEqual(await store.findPetById(high.id), { id: high.id, name: 'high', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' })
       assert.equal(typeof high.id, 'number')
+    })
+
+    test('When updatePet changes a pet, then it answers the pet before and after and keeps the change; the precondition sees the pet as stored', async (t) => {
+      const { store } = await openFresh(t, kind)
+      const pet = await store.createPet({ name: 'Rex', categoryId: 3, status: 'available' })
+      const judged: Pet[] = []
+
+      const outcome = await store.updatePet(pet.id, { name: 'Max', status: 'pending' }, (current) => { judged.push(current); return true })
+
+      const changed = { ...pet, name: 'Max', status: 'pending' as const }
+      assert.deepEqual(outcome, { outcome: 'updated', pet: changed, previous: pet })
+      assert.deepEqual(judged, [pet])
+      assert.deepEqual(await store.findPetById(pet.id), changed)
+      assert.deepEqual(await store.listPets({ limit: 10, status: 'pending' }), { pets: [changed], hasMore: false })
+    })
+
+    test('When updatePet finds no pet, a failing precondition or a forbidden move, then it says which and writes nothing', async (t) => {
+      const { store } = await openFresh(t, kind)
+      const sold = await store.createPet({ name: 'Rex', categoryId: 3, status: 'sold' })
+
+      assert.deepEqual(await store.updatePet(sold.id + 1, { name: 'Max' }), { outcome: 'not_found' })
+      assert.deepEqual(await store.updatePet(sold.id, { name: 'Max' }, () => false), { outcome: 'precondition_failed' })
+      assert.deepEqual(await store.updatePet(sold.id, { name: 'Max', status: 'available' }), { outcome: 'invalid_transition', from: 'sold', to: 'available' })
+      assert.deepEqual(await store.findPetById(sold.id), sold)
+    })
+
+    test('When updatePet writes, then the list version moves, on this store and on another on the same database; when it changes nothing, it stays', async (t) => {
+      const { store, databaseUrl } = await openFresh(t, kind)
+      const { store: other } = await openFresh(t, kind, databaseUrl)
+      const pet = await store.createPet({ name: 'Rex', categoryId: 3, status: 'available' })
+      const before = await versionOf(store)
+      const otherBefore = await versionOf(other)
+
+      await store.updatePet(pet.id, { name: 'Rex', status: 'available' })
+      assert.equal(store.listVersion(), before, 'a patch that changes nothing leaves the version')
+      await store.updatePet(pet.id, { status: 'sold' })
+
+      assert.notEqual(store.listVersion(), before, 'this store sees its own write at once')
+      await versionOf(other, otherBefore)
     })
 
     test('When a setting is ensured twice, then the first value wins', async (t) => {
