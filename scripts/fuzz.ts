@@ -10,8 +10,8 @@ import { parseArgs } from 'node:util'
 import { buildApp } from '../src/app.js'
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js'
 import { loadConfig } from '../src/config.js'
-import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, type PropertyResult } from '../test/fuzz/openapi-fuzzer.js'
-import { scratchStore } from '../test/helpers/databases.js'
+import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, type PropertyResult } from '../tools/fuzz/openapi-fuzzer.js'
+import { scratchStore } from '../tools/harness/scratch-store.js'
 
 const USAGE = 'usage: npm run fuzz -- --runs N [--seed S] [--store sqlite|postgres] [--property hostile|valid] [--path P]'
 
