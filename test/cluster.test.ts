@@ -155,7 +155,7 @@ let buildChecked = false
 
 /** Fails without dist/, and notes (once) in the test output when dist/ predates a change in src/: these tests run the build. */
 function noteStaleBuild (t: TestContext): void {
-  const built = join(PROJECT_ROOT, 'dist', 'server.js')
+  const built = join(PROJECT_ROOT, 'dist', 'bin', 'server.js')
   assert.ok(existsSync(built), 'dist/bin/server.js is missing: run npm run build first (these tests run the build, as production does)')
   if (buildChecked) return
   buildChecked = true
