@@ -76,6 +76,8 @@ export interface Report {
   pairs: PairRow[]
   coldStartMs: number[]
   idleRssMb: number[]
+  /** The service's RSS 1 s after it was ready on each store, before any load. */
+  idleRssAfterReadyMb: Partial<Record<StoreKind, number>>
   targets: Check[]
   checks: Check[]
   notes: string[]
@@ -187,6 +189,8 @@ export function evaluateChecks (report: Report): Check[] {
     if (first === undefined || deep === undefined) continue
     const ratio = pairedRatio(deep.rounds.service, first.rounds.service, reqPerSec)
     checks.push({ check: `deep page vs first page (${store}), service req/s`, measured: times(ratio), target: 'within 10 % (≥ 0.90×)', met: ratio === undefined ? undefined : ratio >= 0.9 })
+    const idle = report.idleRssAfterReadyMb[store]
+    checks.push({ check: `idle RSS (${store}), 1 s after ready, before load`, measured: `${fmt(idle, 1)} MB`, target: `≤ ${TARGETS.idleRssMb} MB`, met: idle === undefined ? undefined : idle <= TARGETS.idleRssMb })
     const rss = first.figures.service?.rssMaxMb
     checks.push({ check: `loaded RSS (${store}), largest during listPets`, measured: `${fmt(rss, 1)} MB`, target: '–', met: undefined })
   }

@@ -8,10 +8,12 @@ import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { cpus, platform, release, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { LOAD_GENERATOR_CPU, PINNING, pinThisProcess } from '../tools/harness/cpu-pinning.js'
 import { chooseLoadGenerator } from '../tools/harness/load-generator.js'
 import { PROJECT_ROOT } from '../tools/harness/project-root.js'
+import { rssBytes } from '../tools/harness/rss-sampler.js'
 import type { StoreKind } from '../tools/harness/scratch-store.js'
 import type { BenchContext } from './_util/bench-context.js'
 import { compareServers } from './_util/compare-servers.js'
@@ -69,6 +71,7 @@ function emptyReport (plan: Plan, context: BenchContext): Report {
     pairs: [],
     coldStartMs: [],
     idleRssMb: [],
+    idleRssAfterReadyMb: {},
     targets: [],
     checks: [],
     notes: standardNotes(plan),
@@ -122,6 +125,9 @@ async function bench (plan: Plan): Promise<Report> {
         try {
           const service = await startService(store.url, apiKey)
           try {
+            await sleep(1_000)
+            const idle = rssBytes(service.processTree())
+            if (idle !== undefined) report.idleRssAfterReadyMb[kind] = idle / 1024 / 1024
             report.rows.push(...await compareServers(context, kind, facts, { bare, peer, service }, LOAD_SCENARIOS, report.harnessErrors))
           } finally {
             await stopServer(service)

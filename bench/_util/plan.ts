@@ -12,6 +12,7 @@ export interface Plan {
   bigStorePets: number
 }
 
+/** The full plan, or the quick one: 2 rounds of 2 s, 1 cold start, 100,000 pets standing in for 1,000,000. */
 export function planFor (quick: boolean): Plan {
   return quick
     ? { quick, rounds: 2, warmupSeconds: 1, durationSeconds: 2, coldStarts: 1, bigStorePets: 100_000 }

@@ -12,6 +12,7 @@ import { within } from './within.js'
  */
 export type ServerEntry = 'source' | 'build'
 
+/** How to start a {@link ServerProcess}. */
 export interface ServerProcessOptions {
   /** The process's whole environment: start from `childEnv`. */
   env: NodeJS.ProcessEnv
