@@ -17,6 +17,8 @@ export interface Figures {
   p90Ms: number | undefined
   p99Ms: number | undefined
   rssMaxMb: number | undefined
+  /** CPUs the server kept busy during the run (CPU time ÷ wall time): below about 0.9 on one CPU, something else limited it. */
+  cpusBusy: number | undefined
   non2xx: number
   errors: number
 }
@@ -107,6 +109,7 @@ export function summarize (rounds: Rounds): Record<string, Figures> {
     p90Ms: median(measurements.map((m) => m.latencyMs.p90)),
     p99Ms: median(measurements.map((m) => m.latencyMs.p99)),
     rssMaxMb: measurements.some((m) => m.rssMaxMb !== undefined) ? Math.max(...measurements.map((m) => m.rssMaxMb ?? 0)) : undefined,
+    cpusBusy: median(measurements.map((m) => m.cpuUsPerRequest === undefined ? undefined : m.cpuUsPerRequest * m.reqPerSec / 1e6)),
     non2xx: measurements.reduce((sum, m) => sum + m.non2xx, 0),
     errors: measurements.reduce((sum, m) => sum + m.errors, 0)
   })
@@ -239,10 +242,10 @@ function markdown (report: Report): string {
   }
   lines.push(`${m.cpuModel}, ${m.cores} cores, Node ${m.node}, ${m.os}. Elapsed: ${report.elapsedSeconds ?? '?'} s.`, '')
   lines.push('## Scenarios', '', docsTable(report))
-  lines.push('## Per server', '', '| scenario | store | server | req/s | CPU µs/req | p50 ms | p90 ms | p99 ms | RSS MB | non-2xx / errors |', '|---|---|---|--:|--:|--:|--:|--:|--:|--:|')
+  lines.push('## Per server', '', '| scenario | store | server | req/s | CPU µs/req | CPUs busy | p50 ms | p90 ms | p99 ms | RSS MB | non-2xx / errors |', '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|')
   for (const row of report.rows) {
     for (const [role, f] of Object.entries(row.figures)) {
-      lines.push(`| ${row.scenario} | ${row.store} | ${role} | ${fmt(f.reqPerSec)} | ${fmt(f.cpuUsPerRequest, 1)} | ${fmt(f.p50Ms, 2)} | ${fmt(f.p90Ms, 2)} | ${fmt(f.p99Ms, 2)} | ${fmt(f.rssMaxMb, 1)} | ${f.non2xx} / ${f.errors} |`)
+      lines.push(`| ${row.scenario} | ${row.store} | ${role} | ${fmt(f.reqPerSec)} | ${fmt(f.cpuUsPerRequest, 1)} | ${fmt(f.cpusBusy, 2)} | ${fmt(f.p50Ms, 2)} | ${fmt(f.p90Ms, 2)} | ${fmt(f.p99Ms, 2)} | ${fmt(f.rssMaxMb, 1)} | ${f.non2xx} / ${f.errors} |`)
     }
   }
   lines.push('', '## The service against itself', '', '| comparison | variant | req/s | CPU µs/req | p99 ms |', '|---|---|--:|--:|--:|')
@@ -269,6 +272,17 @@ export async function writeReport (report: Report): Promise<string> {
   await writeFile(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`)
   await writeFile(join(dir, 'latest.md'), md)
   return md
+}
+
+/**
+ * Rows whose bare baseline kept its CPU less than 90 % busy: the load generator (or a neighbour
+ * on its CPU) was the limit, not the server, so that row's req/s ratios to bare are overstated.
+ */
+export function unsaturatedBareNotes (report: Report): string[] {
+  return report.rows
+    .filter((row) => row.figures.bare?.cpusBusy !== undefined && row.figures.bare.cpusBusy < 0.9)
+    .map((row) => `${row.scenario} (${row.store}): the bare baseline kept its CPU only ${Math.round(100 * (row.figures.bare?.cpusBusy ?? 0))} % busy, ` +
+      'so the load generator or a neighbour on the machine limited it: that row\'s req/s × bare is overstated; its CPU figures stand.')
 }
 
 /** The notes every report carries: how it was measured. */

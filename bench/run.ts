@@ -20,7 +20,7 @@ import { compareServers } from './_util/compare-servers.js'
 import { CONNECTIONS, log, planFor, SEED_PETS, type Plan } from './_util/plan.js'
 import { killAll, migrateStore, startBare, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresProblem, postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
-import { evaluateChecks, evaluateTargets, standardNotes, writeReport, type Report } from './report.js'
+import { evaluateChecks, evaluateTargets, standardNotes, unsaturatedBareNotes, writeReport, type Report } from './report.js'
 import { coldStart } from './scenarios/cold-start.js'
 import { createPet } from './scenarios/create-pet.js'
 import { deepPage } from './scenarios/deep-page.js'
@@ -158,6 +158,7 @@ async function bench (plan: Plan): Promise<Report> {
 
   report.targets = evaluateTargets(report)
   report.checks = evaluateChecks(report)
+  report.notes.push(...unsaturatedBareNotes(report))
   const failing = report.rows.filter((row) => Object.values(row.figures).some((f) => f.non2xx > 0 || f.errors > 0))
   for (const row of failing) report.notes.push(`${row.scenario} (${row.store}) had non-2xx answers or connection errors (see the per-server table): its figures count them.`)
   return report
