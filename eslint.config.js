@@ -29,5 +29,12 @@ export default [
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off'
     }
+  },
+  {
+    // the tools lean on tools/, never on the tests (the tests lean on tools/)
+    files: ['bench/**', 'scripts/**', 'tools/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)test/', message: 'bench/, scripts/ and tools/ must not import from test/: share the code through tools/' }] }]
+    }
   }
 ]

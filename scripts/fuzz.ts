@@ -10,8 +10,8 @@ import { parseArgs } from 'node:util'
 import { buildApp } from '../src/app.js'
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js'
 import { loadConfig } from '../src/config.js'
-import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, type PropertyResult } from '../test/fuzz/openapi-fuzzer.js'
-import { scratchStore } from '../test/helpers/databases.js'
+import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, type PropertyResult } from '../tools/fuzz/openapi-fuzzer.js'
+import { scratchStore } from '../tools/harness/scratch-store.js'
 
 const USAGE = 'usage: npm run fuzz -- --runs N [--seed S] [--store sqlite|postgres] [--property hostile|valid] [--path P]'
 
@@ -51,6 +51,10 @@ async function runOne (name: 'hostile' | 'valid', store: 'sqlite' | 'postgres', 
   }
 }
 
+function isPropertyName (value: string | undefined): value is 'hostile' | 'valid' | undefined {
+  return value === undefined || value === 'hostile' || value === 'valid'
+}
+
 async function main (): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -64,12 +68,12 @@ async function main (): Promise<number> {
   const runs = Number(values.runs)
   const seed = values.seed === undefined ? randomBytes(4).readUInt32BE() >>> 1 : Number(values.seed)
   const store = values.store
-  if (!Number.isSafeInteger(runs) || runs < 1 || !Number.isSafeInteger(seed) || (store !== 'sqlite' && store !== 'postgres') ||
-    (values.property !== undefined && values.property !== 'hostile' && values.property !== 'valid')) {
+  const property = values.property
+  if (!Number.isSafeInteger(runs) || runs < 1 || !Number.isSafeInteger(seed) || (store !== 'sqlite' && store !== 'postgres') || !isPropertyName(property)) {
     process.stderr.write(`${USAGE}\n`)
     return 2
   }
-  const properties = values.property === undefined ? ['hostile', 'valid'] as const : [values.property as 'hostile' | 'valid']
+  const properties = property === undefined ? ['hostile', 'valid'] as const : [property]
   let ok = true
   for (const property of properties) {
     ok = await runOne(property, store, runs, seed, values.path) && ok

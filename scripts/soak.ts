@@ -10,8 +10,8 @@
  * connection of its own at a bounded rate, malformed JSON, which the server answers with
  * `Connection: close`. Every request carries `X-Request-Id: soak.<kind>`, and responses are counted
  * by the id they echo. It reports requests, req/s, statuses per kind, connection errors and
- * timeouts, latency percentiles and the server's resident memory (RSS, read from its Prometheus
- * metrics every second) after the warm-up and at the end; then stops the server with SIGTERM,
+ * timeouts, latency percentiles and the server's resident memory (RSS, read from /proc every
+ * second) after the warm-up and at the end; then stops the server with SIGTERM,
  * which must exit 0.
  *
  * It fails (exit code 1) on any status other than the kind's expected one, any connection error or
@@ -26,15 +26,17 @@
  * schema `petstore_soak_<hex>` created for the run and dropped after it; SQLite uses a file in a
  * temporary directory removed after the run.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { createServer } from 'node:net'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import autocannon from 'autocannon'
-// the test helpers' small utilities, shared rather than copied (as scripts/fuzz.ts does)
-import { scratchStore } from '../test/helpers/databases.js'
-import { within } from '../test/helpers/processes.js'
+import type autocannon from 'autocannon'
+import { runAutocannon } from '../tools/harness/autocannon.js'
+import { childEnv } from '../tools/harness/child-env.js'
+import { freePort } from '../tools/harness/free-port.js'
+import type { Exit } from '../tools/harness/process-exit.js'
+import { RssSampler, type RssSample } from '../tools/harness/rss-sampler.js'
+import { scratchStore } from '../tools/harness/scratch-store.js'
+import { ServerProcess } from '../tools/harness/server-process.js'
 
 export type SoakStore = 'sqlite' | 'postgres'
 
@@ -106,8 +108,6 @@ export interface SoakReport {
     rssGrowthMb: number | undefined
     /** Least-squares slope of the samples after the warm-up, MB per minute. */
     rssTrendMbPerMinute: number | undefined
-    heapUsedAfterWarmupMb: number | undefined
-    heapUsedEndMb: number | undefined
     samples: number
   }
   server: {
@@ -121,7 +121,6 @@ export interface SoakReport {
   }
 }
 
-const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url))
 const MB = 1024 * 1024
 const DEFAULTS = { durationSeconds: 60, connections: 10, maxGrowthMb: 50, seedPets: 200, logLevel: 'warn' } as const
 const STARTUP_TIMEOUT_MS = 30_000
@@ -132,12 +131,6 @@ const UNEXPECTED_EXAMPLES = 10
 /** A pet id no pet has: the largest the API accepts. */
 const MISSING_PET_ID = Number.MAX_SAFE_INTEGER
 const PET_STATUSES = ['available', 'pending', 'sold'] as const
-
-/** Settings a developer's shell may carry that would change what the server does. */
-const PETSTORE_VARIABLES = [
-  'PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL', 'LOG_LEVEL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS',
-  'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT', 'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY'
-]
 
 /** The warm-up the options ask for, or 20 % of the duration (at least 5 s; 2 s for runs under 25 s), at most half the run. */
 export function warmupSecondsFor (durationSeconds: number, requested?: number): number {
@@ -162,12 +155,12 @@ export async function runSoak (options: SoakOptions = {}): Promise<SoakReport> {
   const cleanups: Array<() => Promise<void>> = []
   try {
     const databaseUrl = await freshDatabase(store, options.postgresUrl, cleanups)
-    const [port, metricsPort] = await twoFreePorts()
+    const port = await freePort()
     const apiKey = `soak_${randomBytes(32).toString('base64url')}`
-    const server = new ServerProcess({
+    const logLevels = new LogLevelCounter()
+    const env = childEnv({
       HOST: '127.0.0.1',
       PORT: String(port),
-      METRICS_PORT: String(metricsPort),
       DATABASE_URL: databaseUrl,
       PETSTORE_API_KEYS: apiKey,
       // the soak measures the service, not its limits: one key and one address send everything.
@@ -177,25 +170,25 @@ export async function runSoak (options: SoakOptions = {}): Promise<SoakReport> {
       AUTH_FAILURE_LIMIT: '1000000',
       LOG_LEVEL: options.logLevel ?? DEFAULTS.logLevel
     })
+    // its stdout is read line by line and discarded: over a long soak, kept whole it would fill memory
+    const server = new ServerProcess({ env, port, entry: 'source', stdout: (line) => { logLevels.read(line) }, label: 'the server' })
     cleanups.push(() => server.kill())
-    const baseUrl = `http://127.0.0.1:${port}`
-    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`
-    log(`soak: server pid ${String(server.pid)} on ${baseUrl} (${store}), metrics on ${metricsUrl}`)
-    await server.waitUntilReady(baseUrl, metricsUrl)
+    const baseUrl = server.baseUrl
+    log(`soak: server pid ${server.pid} on ${baseUrl} (${store})`)
+    await server.waitUntilHealthy(STARTUP_TIMEOUT_MS)
 
     log(`soak: seeding ${seedPets} pets`)
     const seed = await seedStore(baseUrl, apiKey, seedPets)
     const mix = buildMix(apiKey, seed)
 
     log(`soak: ${durationSeconds} s of load on ${connections} connections, warm-up ${warmupSeconds} s`)
-    const sampler = new MemorySampler(metricsUrl)
-    sampler.start()
+    const sampler = new RssSampler(() => server.processTree(), 1_000)
     const result = await runLoad(baseUrl, mix, durationSeconds, connections, options.signal)
-    await sampler.stop()
+    const samples = sampler.stop()
 
     log('soak: stopping the server (SIGTERM)')
-    const exit = await server.stop()
-    return buildReport({ store, connections, warmupSeconds, maxGrowthMb, interrupted: options.signal?.aborted ?? false, result, mix, sampler, server, exit })
+    const exit = await server.stop(SHUTDOWN_TIMEOUT_MS)
+    return buildReport({ store, connections, warmupSeconds, maxGrowthMb, interrupted: options.signal?.aborted ?? false, result, mix, samples, logLevels, exit })
   } finally {
     for (const cleanup of cleanups.reverse()) {
       try {
@@ -224,61 +217,13 @@ function nonEmpty (value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim()
 }
 
-/** Two distinct ports nothing listens on right now, both held until both are known. */
-async function twoFreePorts (): Promise<[number, number]> {
-  const servers = [createServer(), createServer()]
-  const ports = await Promise.all(servers.map((server) => new Promise<number>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      if (address === null || typeof address === 'string') reject(new Error('could not find a free port'))
-      else resolve(address.port)
-    })
-  })))
-  await Promise.all(servers.map((server) => new Promise<void>((resolve) => { server.close(() => { resolve() }) })))
-  return [ports[0] as number, ports[1] as number]
-}
-
-interface Exit { code: number | null, signal: NodeJS.Signals | null }
-
-/** `node --import tsx src/bin/server.ts`, its log lines at warn and above counted, the rest discarded. */
-class ServerProcess {
-  readonly #child: ChildProcess
-  readonly exited: Promise<Exit>
+/** Counts the server's log lines at warn and above (pino JSON on stdout) and keeps the first few. */
+class LogLevelCounter {
   warnLines = 0
   errorLines = 0
-  readonly logExcerpt: string[] = []
-  #partialLine = ''
-  #stderr = ''
+  readonly excerpt: string[] = []
 
-  constructor (overrides: Record<string, string>) {
-    const env: NodeJS.ProcessEnv = { ...process.env }
-    for (const name of PETSTORE_VARIABLES) delete env[name]
-    this.#child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/server.ts'], {
-      cwd: PROJECT_ROOT,
-      env: { ...env, ...overrides },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    this.#child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { this.#readStdout(chunk) })
-    this.#child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { this.#stderr = (this.#stderr + chunk).slice(-8_000) })
-    this.exited = new Promise((resolve) => {
-      this.#child.once('close', (code, signal) => {
-        this.#readLine(this.#partialLine)
-        resolve({ code, signal })
-      })
-    })
-  }
-
-  get pid (): number | undefined { return this.#child.pid }
-  get running (): boolean { return this.#child.exitCode === null && this.#child.signalCode === null }
-
-  #readStdout (chunk: string): void {
-    const lines = (this.#partialLine + chunk).split('\n')
-    this.#partialLine = lines.pop() ?? ''
-    for (const line of lines) this.#readLine(line)
-  }
-
-  #readLine (line: string): void {
+  read (line: string): void {
     if (line.trim() === '') return
     let level: unknown
     try {
@@ -290,41 +235,8 @@ class ServerProcess {
     if (typeof level !== 'number' || level < 40) return
     if (level >= 50) this.errorLines++
     else this.warnLines++
-    if (this.logExcerpt.length < LOG_EXCERPT_LINES) this.logExcerpt.push(line.slice(0, 1_000))
+    if (this.excerpt.length < LOG_EXCERPT_LINES) this.excerpt.push(line.slice(0, 1_000))
   }
-
-  /** Waits until `/healthz` answers 200 and the metrics listener (started after the API one) answers too. */
-  async waitUntilReady (baseUrl: string, metricsUrl: string): Promise<void> {
-    const deadline = Date.now() + STARTUP_TIMEOUT_MS
-    for (const url of [`${baseUrl}/healthz`, metricsUrl]) {
-      for (;;) {
-        if (!this.running) throw new Error(`the server exited before it was ready; stderr:\n${this.#stderr}`)
-        try {
-          const response = await fetch(url, { signal: AbortSignal.timeout(1_000) })
-          await response.arrayBuffer()
-          if (response.status === 200) break
-        } catch {
-          // not listening yet
-        }
-        if (Date.now() > deadline) throw new Error(`the server did not answer ${url} within ${STARTUP_TIMEOUT_MS} ms; stderr:\n${this.#stderr}`)
-        await sleep(100)
-      }
-    }
-  }
-
-  async stop (): Promise<Exit> {
-    this.#child.kill('SIGTERM')
-    return within(SHUTDOWN_TIMEOUT_MS, `the server (pid ${String(this.pid)}) did not exit after SIGTERM`, this.exited)
-  }
-
-  async kill (): Promise<void> {
-    if (this.running) this.#child.kill('SIGKILL')
-    await within(5_000, `the server (pid ${String(this.pid)}) survived SIGKILL`, this.exited)
-  }
-}
-
-async function sleep (ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -552,64 +464,6 @@ async function runLoad (baseUrl: string, mix: Mix, durationSeconds: number, conn
   return { main, closing }
 }
 
-async function runAutocannon (options: autocannon.Options, signal: AbortSignal | undefined): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    // a request that takes 10 s is a failure (a timeout), not a latency figure
-    const instance = autocannon({ timeout: 10, ...options }, (error: unknown, result) => {
-      signal?.removeEventListener('abort', stop)
-      if (error !== null && error !== undefined) reject(error instanceof Error ? error : new Error(String(error)))
-      else resolve(result)
-    })
-    const stop = (): void => { instance.stop() }
-    if (signal?.aborted === true) stop()
-    else signal?.addEventListener('abort', stop, { once: true })
-  })
-}
-
-interface MemorySample { atMs: number, rss: number, heapUsed: number | undefined }
-
-/** The server's RSS (and V8 heap in use), from its Prometheus metrics, once a second. */
-class MemorySampler {
-  readonly samples: MemorySample[] = []
-  readonly #metricsUrl: string
-  #startedAt = 0
-  #timer: NodeJS.Timeout | undefined
-  #inFlight: Promise<void> = Promise.resolve()
-
-  constructor (metricsUrl: string) {
-    this.#metricsUrl = metricsUrl
-  }
-
-  start (): void {
-    this.#startedAt = Date.now()
-    this.#timer = setInterval(() => { this.#inFlight = this.#sample() }, 1_000)
-  }
-
-  /** Stops sampling after one last sample: the figure at the end of the load. */
-  async stop (): Promise<void> {
-    clearInterval(this.#timer)
-    await this.#inFlight
-    await this.#sample()
-  }
-
-  async #sample (): Promise<void> {
-    const atMs = Date.now() - this.#startedAt
-    try {
-      const response = await fetch(this.#metricsUrl, { signal: AbortSignal.timeout(2_000) })
-      const text = await response.text()
-      const rss = metricValue(text, 'petstore_process_resident_memory_bytes')
-      if (response.status === 200 && rss !== undefined) this.samples.push({ atMs, rss, heapUsed: metricValue(text, 'petstore_nodejs_heap_size_used_bytes') })
-    } catch {
-      // a missed sample; the report says how many were taken
-    }
-  }
-}
-
-function metricValue (text: string, name: string): number | undefined {
-  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)`, 'm').exec(text)
-  return match?.[1] === undefined ? undefined : Number(match[1])
-}
-
 // ---------------------------------------------------------------------------------------------
 // Report
 
@@ -621,12 +475,12 @@ interface RunFacts {
   interrupted: boolean
   result: LoadResult
   mix: Mix
-  sampler: MemorySampler
-  server: ServerProcess
+  samples: RssSample[]
+  logLevels: LogLevelCounter
   exit: Exit
 }
 
-function buildReport ({ store, connections, warmupSeconds, maxGrowthMb, interrupted, result, mix, sampler, server, exit }: RunFacts): SoakReport {
+function buildReport ({ store, connections, warmupSeconds, maxGrowthMb, interrupted, result, mix, samples, logLevels, exit }: RunFacts): SoakReport {
   const byKind = Object.fromEntries(mix.counts)
   const { main, closing } = result
   const errors = main.errors + (closing?.errors ?? 0)
@@ -634,7 +488,7 @@ function buildReport ({ store, connections, warmupSeconds, maxGrowthMb, interrup
   const total = [...mix.counts.values()].reduce((sum, kind) => sum + kind.total, 0)
   const unexpectedStatuses = [...mix.counts.values()].reduce((sum, kind) => sum + Object.values(kind.unexpected).reduce((a, b) => a + b, 0), 0)
 
-  const afterWarmup = sampler.samples.filter((sample) => sample.atMs >= warmupSeconds * 1000)
+  const afterWarmup = samples.filter((sample) => sample.atMs >= warmupSeconds * 1000)
   const baseline = afterWarmup[0]
   const end = afterWarmup.at(-1)
   const mb = (bytes: number | undefined): number | undefined => bytes === undefined ? undefined : round(bytes / MB)
@@ -645,9 +499,7 @@ function buildReport ({ store, connections, warmupSeconds, maxGrowthMb, interrup
     rssMaxMb: afterWarmup.length === 0 ? undefined : mb(Math.max(...afterWarmup.map((sample) => sample.rss))),
     rssGrowthMb,
     rssTrendMbPerMinute: slopePerMinute(afterWarmup),
-    heapUsedAfterWarmupMb: mb(baseline?.heapUsed),
-    heapUsedEndMb: mb(end?.heapUsed),
-    samples: sampler.samples.length
+    samples: samples.length
   }
 
   const failures: string[] = []
@@ -664,9 +516,9 @@ function buildReport ({ store, connections, warmupSeconds, maxGrowthMb, interrup
     failures.push(`autocannon matched ${mix.misattributed} response(s) to the wrong request: the server closed keep-alive connections on ` +
       'requests that should keep them (statuses are counted by the echoed X-Request-Id, but the latency figures are unreliable)')
   }
-  if (rssGrowthMb === undefined) failures.push(`RSS growth could not be measured (${sampler.samples.length} sample(s), warm-up ${warmupSeconds} s)`)
+  if (rssGrowthMb === undefined) failures.push(`RSS growth could not be measured (${samples.length} sample(s), warm-up ${warmupSeconds} s)`)
   else if (rssGrowthMb > maxGrowthMb) failures.push(`RSS grew ${rssGrowthMb} MB after the warm-up, more than the ${maxGrowthMb} MB allowed`)
-  if (server.errorLines > 0) failures.push(`the server logged ${server.errorLines} line(s) at error level or above`)
+  if (logLevels.errorLines > 0) failures.push(`the server logged ${logLevels.errorLines} line(s) at error level or above`)
   if (exit.code !== 0) failures.push(`the server exited with ${exit.code === null ? `signal ${String(exit.signal)}` : `code ${exit.code}`} after SIGTERM, not 0`)
 
   return {
@@ -685,7 +537,7 @@ function buildReport ({ store, connections, warmupSeconds, maxGrowthMb, interrup
     timeouts,
     latencyMs: { average: main.latency.average, p50: main.latency.p50, p90: main.latency.p90, p99: main.latency.p99, max: main.latency.max },
     memory,
-    server: { exitCode: exit.code, signal: exit.signal, warnLines: server.warnLines, errorLines: server.errorLines, logExcerpt: server.logExcerpt }
+    server: { exitCode: exit.code, signal: exit.signal, warnLines: logLevels.warnLines, errorLines: logLevels.errorLines, logExcerpt: logLevels.excerpt }
   }
 }
 
@@ -695,7 +547,7 @@ function round (value: number, digits = 1): number {
 }
 
 /** Least-squares slope of RSS over time, in MB per minute; undefined with fewer than 3 samples. */
-function slopePerMinute (samples: MemorySample[]): number | undefined {
+function slopePerMinute (samples: RssSample[]): number | undefined {
   if (samples.length < 3) return undefined
   const n = samples.length
   const meanT = samples.reduce((sum, s) => sum + s.atMs, 0) / n
@@ -720,7 +572,6 @@ export function formatReport (report: SoakReport): string {
     `  latency         p50 ${report.latencyMs.p50} ms, p90 ${report.latencyMs.p90} ms, p99 ${report.latencyMs.p99} ms, max ${report.latencyMs.max} ms`,
     `  RSS             after warm-up ${figure(report.memory.rssAfterWarmupMb, 'MB')}, at end ${figure(report.memory.rssEndMb, 'MB')}, ` +
       `max ${figure(report.memory.rssMaxMb, 'MB')}, growth ${figure(report.memory.rssGrowthMb, 'MB')} (trend ${figure(report.memory.rssTrendMbPerMinute, 'MB/min')}, ${report.memory.samples} samples)`,
-    `  heap used       after warm-up ${figure(report.memory.heapUsedAfterWarmupMb, 'MB')}, at end ${figure(report.memory.heapUsedEndMb, 'MB')}`,
     `  server          exit ${report.server.exitCode ?? String(report.server.signal)} after SIGTERM; logged ${report.server.warnLines} warning(s), ${report.server.errorLines} error(s)`,
     ...report.server.logExcerpt.map((line) => `    ${line}`),
     ...report.unexpectedExamples.map((example) => `    ${example.kind} got ${example.status}: ${example.body}`),

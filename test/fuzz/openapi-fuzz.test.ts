@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { buildTestApp, testStores } from '../helpers/build-app.js'
-import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates } from './openapi-fuzzer.js'
+import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates } from '../../tools/fuzz/openapi-fuzzer.js'
 
 // seeded and bounded: a few seconds per store. Longer runs: npm run fuzz -- --runs 5000
 const SEED = 4242

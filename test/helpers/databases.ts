@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import pg from 'pg'
+import type pg from 'pg'
+import { withPostgres as withPostgresAt } from '../../tools/harness/postgres.js'
+import { scratchStore, type StoreKind } from '../../tools/harness/scratch-store.js'
 
-/** The stores the suites run against. */
-export type StoreKind = 'sqlite' | 'postgres'
+export { withSearchPath } from '../../tools/harness/postgres.js'
+export { scratchStore, type ScratchStore, type StoreKind } from '../../tools/harness/scratch-store.js'
+export { execSql } from '../../tools/harness/store-sql.js'
 
 /** The PostgreSQL server the PostgreSQL suites use; unset, they are skipped. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL?.trim() === '' ? undefined : process.env.TEST_DATABASE_URL?.trim()
@@ -37,45 +36,7 @@ export function testDatabaseUrl (): string {
 
 /** Runs `work` on a fresh connection to `url` (the test server by default), then closes it. */
 export async function withPostgres<T> (work: (client: pg.Client) => Promise<T>, url = testDatabaseUrl()): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
-
-/** `url` with its search_path set to `schema`, the way an operator would select one. */
-export function withSearchPath (url: string, schema: string): string {
-  const parsed = new URL(url)
-  parsed.searchParams.set('options', `-c search_path=${schema}`)
-  return parsed.toString()
-}
-
-/** A store nothing else uses, and how to remove it. */
-export interface ScratchStore {
-  /** Its DATABASE_URL. */
-  url: string
-  drop: () => Promise<void>
-}
-
-/**
- * A new SQLite file in a new temporary directory, or a new schema `petstore_<purpose>_<hex>` on
- * the PostgreSQL server `serverUrl`: for tests, and for the fuzz, soak and bench runners.
- */
-export async function scratchStore (kind: StoreKind, purpose: string, serverUrl?: string): Promise<ScratchStore> {
-  if (kind === 'sqlite') {
-    const dir = await mkdtemp(join(tmpdir(), `petstore-${purpose}-`))
-    return { url: `sqlite:${join(dir, 'petstore.db')}`, drop: () => rm(dir, { recursive: true, force: true }) }
-  }
-  if (serverUrl === undefined) throw new Error(`a PostgreSQL ${purpose} store needs a server URL`)
-  const schema = `petstore_${purpose}_${randomBytes(6).toString('hex')}`
-  await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`), serverUrl)
-  return {
-    url: withSearchPath(serverUrl, schema),
-    drop: async () => { await withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`), serverUrl) }
-  }
+  return withPostgresAt(work, url)
 }
 
 /**
@@ -114,22 +75,6 @@ export async function readAllCells (databaseUrl: string): Promise<Array<{ table:
   return rows.flatMap(({ table, row }) => Object.entries(row).map(([column, value]) => ({ table, column, value: String(value) })))
 }
 
-/** Runs one SQL statement on the store `databaseUrl` names (SQLite file or PostgreSQL schema). */
-export async function execSql (databaseUrl: string, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
-  if (databaseUrl.startsWith('sqlite:')) {
-    const { default: Database } = await import('better-sqlite3')
-    const db = new Database(databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
-    try {
-      // PostgreSQL's $1, $2… placeholders, so that one statement serves both engines
-      const statement = db.prepare(sql.replace(/\$\d+/g, '?'))
-      return statement.reader ? statement.all(...params) as Array<Record<string, unknown>> : (statement.run(...params), [])
-    } finally {
-      db.close()
-    }
-  }
-  return withPostgres(async (client) => (await client.query(sql, params)).rows as Array<Record<string, unknown>>, databaseUrl)
-}
-
 /**
  * Holds a pet's row the way a writer in another process would (SQLite: the database's write lock,
  * `BEGIN IMMEDIATE`; PostgreSQL: the row, `SELECT … FOR UPDATE`) until the returned function is called.
@@ -144,6 +89,7 @@ export async function holdPetLocked (databaseUrl: string, petId: number): Promis
       db.close()
     }
   }
+  const { default: pg } = await import('pg')
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 })
   await client.connect()
   await client.query('BEGIN')

@@ -91,8 +91,9 @@ export class ApiDescription {
     // int64/int32 describe the wire type; the ranges are the schemas' minimum and maximum
     this.#ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) })
     this.#ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 })
-    this.#ajv.addSchema({ ...document, $id: DOCUMENT_ID } as object)
-    const codeDescription = String((document.components?.schemas?.Error?.properties as Record<string, Schema> | undefined)?.code?.description ?? '')
+    this.#ajv.addSchema({ ...document, $id: DOCUMENT_ID })
+    const description: unknown = (document.components?.schemas?.Error?.properties as Record<string, Schema> | undefined)?.code?.description
+    const codeDescription = typeof description === 'string' ? description : ''
     this.errorCodeStatuses = new Map([...codeDescription.matchAll(/`(\w+)` \((\d{3})\)/g)].map(([, code, status]) => [code as string, Number(status)]))
     this.operations = []
     for (const [path, item] of Object.entries(document.paths)) {
@@ -124,7 +125,7 @@ export class ApiDescription {
   static async load (app: FastifyInstance, url = '/v1/openapi.json'): Promise<ApiDescription> {
     const res = await app.inject({ method: 'GET', url })
     if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}: ${res.body.slice(0, 200)}`)
-    return new ApiDescription(res.json() as OpenApiDocument)
+    return new ApiDescription(res.json<OpenApiDocument>())
   }
 
   operation (id: string): ApiOperation {
@@ -463,7 +464,7 @@ export function bodyArbitrary (api: ApiDescription, operation: ApiOperation): fc
     { weight: 2, arbitrary: hostileLiteralArbitrary().map((literal) => unstructured('not an object', literal)) },
     {
       weight: 2,
-      arbitrary: fc.tuple(fc.constantFrom(1, 2, 10, 100, 1000, 2000, 2700, 5000, 8000, 9000), fc.constantFrom('array', 'object') as fc.Arbitrary<'array' | 'object'>, fc.option(fieldName)).map(([depth, style, field]) => {
+      arbitrary: fc.tuple(fc.constantFrom(1, 2, 10, 100, 1000, 2000, 2700, 5000, 8000, 9000), fc.constantFrom<'array' | 'object'>('array', 'object'), fc.option(fieldName)).map(([depth, style, field]) => {
         const deep = nested(depth, style, style === 'array' ? '' : '1')
         return unstructured(`nesting ${depth} deep (${style})${field === null ? '' : ` in "${field}"`}`,
           field === null ? deep : objectText([{ key: field, literal: deep }, ...fieldNames.filter((name) => name !== field).map((name) => ({ key: name, literal: '1' }))], false))
@@ -536,7 +537,7 @@ function parameterValueArbitrary (api: ApiDescription, parameter: ParameterObjec
     if (name === 'if-none-match') {
       return fc.oneof(
         text(fc.constantFrom(...IF_NONE_MATCH)),
-        fc.record({ of: fc.constantFrom('target', 'other') as fc.Arbitrary<'target' | 'other'>, weak: fc.boolean() }).map(({ of, weak }): ParamValue => ({ kind: 'etag', of, weak }))
+        fc.record({ of: fc.constantFrom<'target' | 'other'>('target', 'other'), weak: fc.boolean() }).map(({ of, weak }): ParamValue => ({ kind: 'etag', of, weak }))
       )
     }
     return text(fc.string({ unit: fc.constantFrom(...LATIN1), maxLength: 40 }))
@@ -557,7 +558,7 @@ function parameterValueArbitrary (api: ApiDescription, parameter: ParameterObjec
   const strings = fc.oneof(fc.constantFrom(...STRING_VALUES), length.map((n) => 'x'.repeat(n)), fc.string({ unit: 'binary', maxLength: 30 }))
   if (name === 'cursor') {
     return fc.oneof(
-      { weight: 6, arbitrary: fc.record({ status: fc.option(fc.constantFrom('available', 'pending', 'sold'), { nil: undefined }), tamper: fc.constantFrom('none', 'none', 'flip', 'suffix') as fc.Arbitrary<'none' | 'flip' | 'suffix'> }).map(({ status, tamper }): ParamValue => ({ kind: 'cursor', status, tamper })) },
+      { weight: 6, arbitrary: fc.record({ status: fc.option(fc.constantFrom('available', 'pending', 'sold'), { nil: undefined }), tamper: fc.constantFrom<'none' | 'flip' | 'suffix'>('none', 'none', 'flip', 'suffix') }).map(({ status, tamper }): ParamValue => ({ kind: 'cursor', status, tamper })) },
       { weight: 3, arbitrary: text(strings) },
       { weight: 1, arbitrary: raw }
     )
@@ -1025,7 +1026,7 @@ export class ApiFuzzer {
     const start = hasCursor ? 1 : 0
     const expected = matching.slice(start, start + limit)
     if (!isDeepStrictEqual(canonical(res.json()), canonical(expected))) {
-      problems.push(`the page is not the ${limit} pets expected after ${start} (ids ${JSON.stringify(expected.map((p) => p.id))}, got ${JSON.stringify((res.json() as Pet[]).map((p) => p.id))})`)
+      problems.push(`the page is not the ${limit} pets expected after ${start} (ids ${JSON.stringify(expected.map((p) => p.id))}, got ${JSON.stringify(res.json<Pet[]>().map((p) => p.id))})`)
     }
     const more = matching.length > start + limit
     if (more !== (nextLink(res) !== undefined)) problems.push(more ? 'more pets match but there is no next link' : 'a next link on the last page')
@@ -1069,7 +1070,7 @@ export class ApiFuzzer {
       }
     }
     if (res.statusCode !== 201) return
-    const pet = res.json() as Pet
+    const pet = res.json<Pet>()
     const replayed = res.headers['idempotent-replayed'] === 'true'
     if (idempotencyKey === null) problems.push('a 201 despite a malformed Idempotency-Key')
     if (res.headers.location !== `${operation.basePath}/pets/${pet.id}`) problems.push(`Location is ${JSON.stringify(res.headers.location)}`)
@@ -1145,7 +1146,7 @@ export class ApiFuzzer {
       const problems = this.checkConformance(operation, res, url)
       if (res.statusCode !== 200) problems.push(`a list page answered ${res.statusCode}`)
       if (problems.length > 0) throw new FuzzFailure(problems, `GET ${url}`, res)
-      pets.push(...res.json() as Pet[])
+      pets.push(...res.json<Pet[]>())
       const next = nextLink(res)
       url = next === undefined ? undefined : new URL(next).pathname + new URL(next).search
     }
@@ -1276,7 +1277,7 @@ export async function fuzzValidCreates (fuzzer: ApiFuzzer, run: PropertyRun): Pr
   return runProperty(validCreateArbitrary(fuzzer.api), async ({ request, repeat }) => {
     const res = await fuzzer.send(request)
     if (res.statusCode !== 201) throw new FuzzFailure([`a valid create answered ${res.statusCode}`], describeRequest(request), res)
-    const pet = res.json() as Pet
+    const pet = res.json<Pet>()
     if (repeat) {
       const again = await fuzzer.send(request)
       if (again.statusCode !== 201 || again.headers['idempotent-replayed'] !== 'true' || again.body !== res.body) {

@@ -1,0 +1,103 @@
+import { cpuTimeNs } from '../../tools/harness/cpu-time.js'
+import type { LoadGenerator } from '../../tools/harness/load-generator.js'
+import type { LoadRequest } from '../../tools/harness/load-spec.js'
+import { RssSampler } from '../../tools/harness/rss-sampler.js'
+import type { ServerProcess } from '../../tools/harness/server-process.js'
+import { CONNECTIONS, log, type Plan } from './plan.js'
+
+const MB = 1024 * 1024
+
+/** One timed run against one server. */
+export interface Measurement {
+  reqPerSec: number
+  /** CPU time of the server (all threads, and its children) over the run, per request answered, in µs. */
+  cpuUsPerRequest: number | undefined
+  latencyMs: { p50: number, p90: number, p99: number }
+  requests: number
+  non2xx: number
+  errors: number
+  /** Largest RSS of the server (and its children) during the run. */
+  rssMaxMb: number | undefined
+}
+
+/** What the measurements share: the load generator and how long to load. */
+export interface MeasureContext {
+  plan: Plan
+  generator: LoadGenerator
+  /** Sent with every request (the bearer key). */
+  headers: Record<string, string>
+}
+
+/** Loads `server` with `requests` (after a warm-up when `warmup`), reading its CPU time before and after the timed run. */
+export async function measure (context: MeasureContext, server: ServerProcess, requests: readonly LoadRequest[], warmup: boolean): Promise<Measurement> {
+  const spec = { origin: server.baseUrl, headers: context.headers, requests, connections: CONNECTIONS }
+  if (warmup) await context.generator.run({ ...spec, durationSeconds: context.plan.warmupSeconds })
+  const pids = server.processTree()
+  const sampler = new RssSampler(() => server.processTree())
+  const cpuBefore = cpuTimeNs(pids)
+  const result = await context.generator.run({ ...spec, durationSeconds: context.plan.durationSeconds })
+  const cpuAfter = cpuTimeNs(pids)
+  sampler.stop()
+  if (!server.running) throw new Error(`${server.label} exited during the run; stderr:\n${server.stderr.slice(-4_000)}`)
+  const rssMax = sampler.maxBytes
+  return {
+    reqPerSec: result.reqPerSec,
+    cpuUsPerRequest: cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / 1000 / result.requests,
+    latencyMs: result.latencyMs,
+    requests: result.requests,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    rssMaxMb: rssMax === undefined ? undefined : rssMax / MB
+  }
+}
+
+/** One side of an A/B comparison. */
+export interface Contender {
+  role: string
+  server: ServerProcess
+  requests: readonly LoadRequest[]
+}
+
+/** Every round's measurement, per role, in round order. */
+export type Rounds = Record<string, Measurement[]>
+
+/**
+ * Measures the contenders in turn, `plan.rounds` times (A, B, C, A, B, C…), so that a machine
+ * that drifts during the run drifts for all of them alike.
+ */
+export async function alternate (context: MeasureContext, label: string, contenders: readonly Contender[]): Promise<Rounds> {
+  const rounds: Rounds = Object.fromEntries(contenders.map((contender) => [contender.role, []]))
+  for (let round = 0; round < context.plan.rounds; round++) {
+    for (const contender of contenders) {
+      const measurement = await measure(context, contender.server, contender.requests, round === 0)
+      rounds[contender.role]?.push(measurement)
+      log(`${label}, ${contender.role}, round ${round + 1}/${context.plan.rounds}: ${describe(measurement)}`)
+    }
+  }
+  return rounds
+}
+
+function describe (m: Measurement): string {
+  const cpu = m.cpuUsPerRequest === undefined ? '–' : m.cpuUsPerRequest.toFixed(1)
+  const failures = m.non2xx + m.errors > 0 ? `, non-2xx ${m.non2xx}, errors ${m.errors}` : ''
+  return `${Math.round(m.reqPerSec)} req/s, ${cpu} µs CPU/request, p99 ${m.latencyMs.p99.toFixed(2)} ms${failures}`
+}
+
+/** The median of `values` (the mean of the middle two for an even count); undefined for none. */
+export function median (values: ReadonlyArray<number | undefined>): number | undefined {
+  const sorted = values.filter((value): value is number => value !== undefined && Number.isFinite(value)).sort((a, b) => a - b)
+  if (sorted.length === 0) return undefined
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
+
+/** The median over rounds of `a`'s figure divided by `b`'s in the same round. */
+export function pairedRatio (a: readonly Measurement[] | undefined, b: readonly Measurement[] | undefined, figure: (m: Measurement) => number | undefined): number | undefined {
+  if (a === undefined || b === undefined) return undefined
+  return median(a.map((measurement, round) => {
+    const numerator = figure(measurement)
+    const other = b[round]
+    const denominator = other === undefined ? undefined : figure(other)
+    return numerator === undefined || denominator === undefined || denominator === 0 ? undefined : numerator / denominator
+  }))
+}

@@ -1,0 +1,302 @@
+/**
+ * The benchmark's report: medians per scenario and server, ratios, the targets (reported, never
+ * enforced), written as bench/results/latest.json and latest.md, with a table for docs/performance.md.
+ */
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { StoreKind } from '../tools/harness/scratch-store.js'
+import { PROJECT_ROOT } from '../tools/harness/project-root.js'
+import { median, pairedRatio, type Measurement, type Rounds } from './_util/measure.js'
+import { CONNECTIONS, LIST_PATH, SEED_PETS, SMALL_STORE_PETS, type Plan } from './_util/plan.js'
+
+/** The medians of a server's rounds (failures added up, RSS the largest). */
+export interface Figures {
+  reqPerSec: number | undefined
+  cpuUsPerRequest: number | undefined
+  p50Ms: number | undefined
+  p90Ms: number | undefined
+  p99Ms: number | undefined
+  rssMaxMb: number | undefined
+  /** CPUs the server kept busy during the run (CPU time ÷ wall time): below about 0.9 on one CPU, something else limited it. */
+  cpusBusy: number | undefined
+  non2xx: number
+  errors: number
+}
+
+/** One load scenario on one store: the service against the bare baseline and the plain peer. */
+export interface ScenarioRow {
+  scenario: string
+  store: StoreKind
+  description: string
+  /** Per role (`bare`, `peer`, `service`). */
+  figures: Record<string, Figures>
+  rounds: Rounds
+  /** Median over rounds of the service's req/s ÷ the bare baseline's in the same round. */
+  reqPerSecVsBare?: number
+  /** Median over rounds of the service's CPU per request ÷ the peer's in the same round. */
+  cpuPerRequestVsPeer?: number
+  error?: string
+}
+
+/** Two variants of the service on one scenario (store size, WORKERS). */
+export interface PairRow {
+  comparison: string
+  roles: [string, string]
+  figures: Record<string, Figures>
+  rounds: Rounds
+  /** Median over rounds of the second role's figure ÷ the first's. */
+  reqPerSecRatio?: number
+  cpuPerRequestRatio?: number
+  error?: string
+}
+
+/** A target or check: what was measured against what it should be. */
+export interface Check {
+  check: string
+  measured: string
+  target: string
+  met: boolean | undefined
+}
+
+export interface Report {
+  quick: boolean
+  date: string
+  machine: { cpuModel: string, cores: number, node: string, os: string, totalMemoryMb: number }
+  settings: {
+    connections: number
+    rounds: number
+    warmupSeconds: number
+    durationSeconds: number
+    pinned: boolean
+    pinning: string
+    loadGenerator: string
+    loadGeneratorFallback: string | undefined
+    seedPets: number
+    bigStorePets: number
+  }
+  rows: ScenarioRow[]
+  pairs: PairRow[]
+  coldStartMs: number[]
+  idleRssMb: number[]
+  /** The service's RSS 1 s after it was ready on each store, before any load. */
+  idleRssAfterReadyMb: Partial<Record<StoreKind, number>>
+  targets: Check[]
+  checks: Check[]
+  notes: string[]
+  harnessErrors: string[]
+  elapsedSeconds?: number
+}
+
+/** The targets of the performance issue: numbers for later work, reported here, never enforced. */
+export const TARGETS = {
+  getPetCpuVsPeer: 1.25,
+  getPetReqPerSecVsBare: 0.35,
+  listSqliteReqPerSecVsBare: 0.45,
+  listSqliteCpuVsPeer: 0.6,
+  createSqliteReqPerSecVsBare: 0.30,
+  listPostgresReqPerSecVsBare: 0.30,
+  createPostgresReqPerSecVsBare: 0.25,
+  listP99Ms: 5,
+  coldStartMs: 400,
+  idleRssMb: 80
+} as const
+
+export function summarize (rounds: Rounds): Record<string, Figures> {
+  const of = (measurements: Measurement[]): Figures => ({
+    reqPerSec: median(measurements.map((m) => m.reqPerSec)),
+    cpuUsPerRequest: median(measurements.map((m) => m.cpuUsPerRequest)),
+    p50Ms: median(measurements.map((m) => m.latencyMs.p50)),
+    p90Ms: median(measurements.map((m) => m.latencyMs.p90)),
+    p99Ms: median(measurements.map((m) => m.latencyMs.p99)),
+    rssMaxMb: measurements.some((m) => m.rssMaxMb !== undefined) ? Math.max(...measurements.map((m) => m.rssMaxMb ?? 0)) : undefined,
+    cpusBusy: median(measurements.map((m) => m.cpuUsPerRequest === undefined ? undefined : m.cpuUsPerRequest * m.reqPerSec / 1e6)),
+    non2xx: measurements.reduce((sum, m) => sum + m.non2xx, 0),
+    errors: measurements.reduce((sum, m) => sum + m.errors, 0)
+  })
+  return Object.fromEntries(Object.entries(rounds).map(([role, measurements]) => [role, of(measurements)]))
+}
+
+const reqPerSec = (m: Measurement): number => m.reqPerSec
+const cpuPerRequest = (m: Measurement): number | undefined => m.cpuUsPerRequest
+
+/** A scenario row with its medians and ratios. */
+export function scenarioRow (scenario: string, store: StoreKind, description: string, rounds: Rounds): ScenarioRow {
+  return {
+    scenario,
+    store,
+    description,
+    figures: summarize(rounds),
+    rounds,
+    reqPerSecVsBare: pairedRatio(rounds.service, rounds.bare, reqPerSec),
+    cpuPerRequestVsPeer: pairedRatio(rounds.service, rounds.peer, cpuPerRequest)
+  }
+}
+
+/** A pair row with its medians and the second role's ratios to the first. */
+export function pairRow (comparison: string, roles: [string, string], rounds: Rounds): PairRow {
+  return {
+    comparison,
+    roles,
+    figures: summarize(rounds),
+    rounds,
+    reqPerSecRatio: pairedRatio(rounds[roles[1]], rounds[roles[0]], reqPerSec),
+    cpuPerRequestRatio: pairedRatio(rounds[roles[1]], rounds[roles[0]], cpuPerRequest)
+  }
+}
+
+export const fmt = (value: number | undefined, digits = 0): string =>
+  value === undefined || !Number.isFinite(value) ? '–' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const times = (value: number | undefined): string => value === undefined ? '–' : `${fmt(value, 2)}×`
+const verdict = (met: boolean | undefined): string => met === undefined ? '–' : met ? 'met' : '**missed**'
+
+/** The targets, judged against the report's medians and ratios. */
+export function evaluateTargets (report: Report): Check[] {
+  const row = (scenario: string, store: StoreKind): ScenarioRow | undefined => report.rows.find((r) => r.scenario === scenario && r.store === store)
+  const checks: Check[] = []
+  const atMost = (check: string, value: number | undefined, limit: number, unit: '×' | 'ms' | 'MB' = '×', digits = 2): void => {
+    checks.push({
+      check,
+      measured: unit === '×' ? times(value) : `${fmt(value, digits)} ${unit}`,
+      target: unit === '×' ? `≤ ${limit}×` : `≤ ${limit} ${unit}`,
+      met: value === undefined ? undefined : value <= limit
+    })
+  }
+  const atLeast = (check: string, value: number | undefined, limit: number): void => {
+    checks.push({ check, measured: times(value), target: `≥ ${limit.toFixed(2)}×`, met: value === undefined ? undefined : value >= limit })
+  }
+  for (const store of ['sqlite', 'postgres'] as const) {
+    const get = row('getPet', store)
+    if (get === undefined) continue
+    atMost(`getPet (${store}): CPU/request vs peer`, get.cpuPerRequestVsPeer, TARGETS.getPetCpuVsPeer)
+    atLeast(`getPet (${store}): req/s vs bare`, get.reqPerSecVsBare, TARGETS.getPetReqPerSecVsBare)
+  }
+  atLeast('listPets (sqlite): req/s vs bare', row('listPets', 'sqlite')?.reqPerSecVsBare, TARGETS.listSqliteReqPerSecVsBare)
+  atMost('listPets (sqlite): CPU/request vs peer', row('listPets', 'sqlite')?.cpuPerRequestVsPeer, TARGETS.listSqliteCpuVsPeer)
+  atLeast('createPet, durable (sqlite): req/s vs bare', row('createPet', 'sqlite')?.reqPerSecVsBare, TARGETS.createSqliteReqPerSecVsBare)
+  if (row('listPets', 'postgres') !== undefined) {
+    atLeast('listPets (postgres): req/s vs bare', row('listPets', 'postgres')?.reqPerSecVsBare, TARGETS.listPostgresReqPerSecVsBare)
+    atLeast('createPet, durable (postgres): req/s vs bare', row('createPet', 'postgres')?.reqPerSecVsBare, TARGETS.createPostgresReqPerSecVsBare)
+  }
+  atMost(`p99 of listPets at ${CONNECTIONS} connections (sqlite)`, row('listPets', 'sqlite')?.figures.service?.p99Ms, TARGETS.listP99Ms, 'ms', 2)
+  atMost(`cold start to first 200 (sqlite, median of ${report.coldStartMs.length})`, median(report.coldStartMs), TARGETS.coldStartMs, 'ms', 0)
+  atMost('idle RSS (sqlite, 1 s after the first 200)', median(report.idleRssMb), TARGETS.idleRssMb, 'MB', 1)
+  return checks
+}
+
+/** The checks the earlier benchmark made, kept for their history: reported, never enforced. */
+export function evaluateChecks (report: Report): Check[] {
+  const checks: Check[] = []
+  for (const store of ['sqlite', 'postgres'] as const) {
+    const first = report.rows.find((r) => r.scenario === 'listPets' && r.store === store)
+    const deep = report.rows.find((r) => r.scenario === 'listPets, deep page' && r.store === store)
+    if (first === undefined || deep === undefined) continue
+    const ratio = pairedRatio(deep.rounds.service, first.rounds.service, reqPerSec)
+    checks.push({ check: `deep page vs first page (${store}), service req/s`, measured: times(ratio), target: 'within 10 % (≥ 0.90×)', met: ratio === undefined ? undefined : ratio >= 0.9 })
+    const idle = report.idleRssAfterReadyMb[store]
+    checks.push({ check: `idle RSS (${store}), 1 s after ready, before load`, measured: `${fmt(idle, 1)} MB`, target: `≤ ${TARGETS.idleRssMb} MB`, met: idle === undefined ? undefined : idle <= TARGETS.idleRssMb })
+    const rss = first.figures.service?.rssMaxMb
+    checks.push({ check: `loaded RSS (${store}), largest during listPets`, measured: `${fmt(rss, 1)} MB`, target: '–', met: undefined })
+  }
+  for (const pair of report.pairs) {
+    const workers = pair.comparison.startsWith('WORKERS')
+    checks.push({
+      check: `${pair.comparison}, req/s (CPU/request ${times(pair.cpuPerRequestRatio)})`,
+      measured: times(pair.reqPerSecRatio),
+      target: workers ? '≥ 1.6×' : 'within 10 % (≥ 0.90×)',
+      met: pair.reqPerSecRatio === undefined ? undefined : pair.reqPerSecRatio >= (workers ? 1.6 : 0.9)
+    })
+  }
+  return checks
+}
+
+/** The scenario table and the targets, as docs/performance.md shows them. */
+export function docsTable (report: Report): string {
+  const lines = [
+    `${report.quick ? '**Quick run**' : 'Full run'} of ${report.date.slice(0, 10)} (\`npm run bench${report.quick ? ' -- --quick' : ''}\`): ` +
+      `${report.settings.loadGenerator}${report.settings.loadGeneratorFallback === undefined ? '' : ' (FALLBACK: wrk was not available)'}, ${CONNECTIONS} connections, ` +
+      `${report.settings.rounds} alternated rounds of ${report.settings.durationSeconds} s, medians; ${report.settings.pinning}.`,
+    '',
+    '| scenario | store | req/s | CPU µs/req | p99 ms | req/s × bare | CPU/req × peer | peer req/s | peer CPU µs/req | bare req/s | bare CPU µs/req |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|'
+  ]
+  for (const row of report.rows) {
+    const { service, peer, bare } = row.figures
+    if (row.error !== undefined) {
+      lines.push(`| ${row.scenario} | ${row.store} | failed: ${row.error.split('\n')[0]?.slice(0, 100) ?? ''} | | | | | | | | |`)
+      continue
+    }
+    lines.push(`| ${row.scenario} | ${row.store} | ${fmt(service?.reqPerSec)} | ${fmt(service?.cpuUsPerRequest, 1)} | ${fmt(service?.p99Ms, 2)} | ` +
+      `${times(row.reqPerSecVsBare)} | ${times(row.cpuPerRequestVsPeer)} | ${fmt(peer?.reqPerSec)} | ${fmt(peer?.cpuUsPerRequest, 1)} | ` +
+      `${fmt(bare?.reqPerSec)} | ${fmt(bare?.cpuUsPerRequest, 1)} |`)
+  }
+  lines.push('', '| target | measured | goal | |', '|---|--:|---|---|')
+  for (const check of report.targets) lines.push(`| ${check.check} | ${check.measured} | ${check.target} | ${verdict(check.met)} |`)
+  return `${lines.join('\n')}\n`
+}
+
+function markdown (report: Report): string {
+  const m = report.machine
+  const lines = [`# Benchmark ${report.quick ? '(quick)' : '(full)'}: ${report.date}`, '']
+  if (report.settings.loadGeneratorFallback !== undefined) {
+    lines.push(`> **WARNING: measured with autocannon, not wrk** (${report.settings.loadGeneratorFallback}). autocannon's single-process ceiling compresses every ratio; these figures do not compare with wrk's.`, '')
+  }
+  lines.push(`${m.cpuModel}, ${m.cores} cores, Node ${m.node}, ${m.os}. Elapsed: ${report.elapsedSeconds ?? '?'} s.`, '')
+  lines.push('## Scenarios', '', docsTable(report))
+  lines.push('## Per server', '', '| scenario | store | server | req/s | CPU µs/req | CPUs busy | p50 ms | p90 ms | p99 ms | RSS MB | non-2xx / errors |', '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+  for (const row of report.rows) {
+    for (const [role, f] of Object.entries(row.figures)) {
+      lines.push(`| ${row.scenario} | ${row.store} | ${role} | ${fmt(f.reqPerSec)} | ${fmt(f.cpuUsPerRequest, 1)} | ${fmt(f.cpusBusy, 2)} | ${fmt(f.p50Ms, 2)} | ${fmt(f.p90Ms, 2)} | ${fmt(f.p99Ms, 2)} | ${fmt(f.rssMaxMb, 1)} | ${f.non2xx} / ${f.errors} |`)
+    }
+  }
+  lines.push('', '## The service against itself', '', '| comparison | variant | req/s | CPU µs/req | p99 ms |', '|---|---|--:|--:|--:|')
+  for (const pair of report.pairs) {
+    if (pair.error !== undefined) lines.push(`| ${pair.comparison} | failed: ${pair.error.split('\n')[0]?.slice(0, 100) ?? ''} | | | |`)
+    for (const role of pair.roles) {
+      const f = pair.figures[role]
+      if (f !== undefined) lines.push(`| ${pair.comparison} | ${role} | ${fmt(f.reqPerSec)} | ${fmt(f.cpuUsPerRequest, 1)} | ${fmt(f.p99Ms, 2)} |`)
+    }
+  }
+  lines.push('', '## Other checks (reported, never enforced)', '', '| check | measured | target | |', '|---|--:|---|---|')
+  for (const check of report.checks) lines.push(`| ${check.check} | ${check.measured} | ${check.target} | ${verdict(check.met)} |`)
+  lines.push('', `Cold starts: ${report.coldStartMs.map((ms) => `${fmt(ms)} ms`).join(', ') || '–'}; idle RSS: ${report.idleRssMb.map((mb) => `${fmt(mb, 1)} MB`).join(', ') || '–'}.`)
+  lines.push('', '## Notes', '', ...report.notes.map((note) => `- ${note}`))
+  if (report.harnessErrors.length > 0) lines.push('', '## What could not be measured', '', ...report.harnessErrors.map((error) => `- ${error.split('\n')[0] ?? ''}`))
+  return `${lines.join('\n')}\n`
+}
+
+/** Writes bench/results/latest.json and latest.md; returns the markdown. */
+export async function writeReport (report: Report): Promise<string> {
+  const dir = join(PROJECT_ROOT, 'bench', 'results')
+  await mkdir(dir, { recursive: true })
+  const md = markdown(report)
+  await writeFile(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`)
+  await writeFile(join(dir, 'latest.md'), md)
+  return md
+}
+
+/**
+ * Rows whose bare baseline kept its CPU less than 90 % busy: the load generator (or a neighbour
+ * on its CPU) was the limit, not the server, so that row's req/s ratios to bare are overstated.
+ */
+export function unsaturatedBareNotes (report: Report): string[] {
+  return report.rows
+    .filter((row) => row.figures.bare?.cpusBusy !== undefined && row.figures.bare.cpusBusy < 0.9)
+    .map((row) => `${row.scenario} (${row.store}): the bare baseline kept its CPU only ${Math.round(100 * (row.figures.bare?.cpusBusy ?? 0))} % busy, ` +
+      'so the load generator or a neighbour on the machine limited it: that row\'s req/s × bare is overstated; its CPU figures stand.')
+}
+
+/** The notes every report carries: how it was measured. */
+export function standardNotes (plan: Plan): string[] {
+  return [
+    'Three servers per scenario, each pinned to the same CPU and measured in turn, round after round: the bare node:http baseline (bench/baseline-server.ts, a constant pre-serialized page of 20 pets for any request), ' +
+      'the plain peer (bench/peers/plain-fastify.ts: Fastify defaults, JSON schemas, one bearer comparison) and the service as built (node dist/bin/server.js).',
+    'The service runs with production defaults: keys checked, validation on, the per-key rate limit ON with RATE_LIMIT_MAX=1000000000 (a quota the load never reaches), the access log at info to /dev/null.',
+    'CPU µs/req: the server\'s CPU time over the timed run (/proc/<pid>/task/*/schedstat, every thread; with WORKERS=2 the primary and its workers) divided by the requests the load generator counted as answered.',
+    'Ratios are the median over rounds of the ratio within each round (A/B pairs measured back to back), so the drift of a shared machine cancels; they can differ from the ratio of the medians shown.',
+    `Stores are seeded directly with ${SEED_PETS.toLocaleString('en-US')} pets (50 % available, 20 % pending, 30 % sold); the peer and the service run on the same SQLite file, or the same PostgreSQL schema. PostgreSQL gets VACUUM ANALYZE after seeding.`,
+    'Creates are durable (SQLite WAL with synchronous=FULL, PostgreSQL synchronous_commit=on) and sent without Idempotency-Key; the peer commits each insert on its own, the service groups concurrent ones into one commit.',
+    `Store size: listPets on ${SMALL_STORE_PETS.toLocaleString('en-US')} vs ${plan.bigStorePets.toLocaleString('en-US')} pets${plan.quick ? ' (quick: 100,000 stands in for 1,000,000)' : ''}. Cold start: spawn of the build to the first 200 of GET ${LIST_PATH} with the key, polled every 5 ms; idle RSS 1 s later.`,
+    'The baseline and the peer run through the tsx loader: that costs them start-up time and memory, not work per request.',
+    'Targets are reported, never enforced: the run fails only when the harness itself cannot run.'
+  ]
+}
