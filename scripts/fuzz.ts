@@ -10,13 +10,16 @@ import { parseArgs } from 'node:util'
 import { buildApp } from '../src/app.js'
 import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js'
 import { loadConfig } from '../src/config.js'
-import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, type PropertyResult } from '../tools/fuzz/openapi-fuzzer.js'
+import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, fuzzValidUpdates, type PropertyResult } from '../tools/fuzz/openapi-fuzzer.js'
 import { scratchStore } from '../tools/harness/scratch-store.js'
 
-const USAGE = 'usage: npm run fuzz -- --runs N [--seed S] [--store sqlite|postgres] [--property hostile|valid] [--path P]'
+const USAGE = 'usage: npm run fuzz -- --runs N [--seed S] [--store sqlite|postgres] [--property hostile|valid|updates] [--path P]'
 
 /** Runs one property on a fresh app and store; true when it held. */
-async function runOne (name: 'hostile' | 'valid', store: 'sqlite' | 'postgres', runs: number, seed: number, path: string | undefined): Promise<boolean> {
+const PROPERTIES = { hostile: fuzzHostileRequests, valid: fuzzValidCreates, updates: fuzzValidUpdates } as const
+type PropertyName = keyof typeof PROPERTIES
+
+async function runOne (name: PropertyName, store: 'sqlite' | 'postgres', runs: number, seed: number, path: string | undefined): Promise<boolean> {
   const server = process.env.TEST_DATABASE_URL?.trim()
   if (store === 'postgres' && (server === undefined || server === '')) throw new Error('--store postgres needs TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test')
   const target = await scratchStore(store, 'fuzz', server)
@@ -29,7 +32,7 @@ async function runOne (name: 'hostile' | 'valid', store: 'sqlite' | 'postgres', 
       const fuzzer = await ApiFuzzer.create(app, key)
       const started = performance.now()
       const run = { seed, numRuns: runs, ...(path === undefined ? {} : { path }) }
-      const result: PropertyResult = name === 'hostile' ? await fuzzHostileRequests(fuzzer, run) : await fuzzValidCreates(fuzzer, run)
+      const result: PropertyResult = await PROPERTIES[name](fuzzer, run)
       let failure = result.failed ? result.report : undefined
       if (failure === undefined) {
         try {
@@ -51,8 +54,8 @@ async function runOne (name: 'hostile' | 'valid', store: 'sqlite' | 'postgres', 
   }
 }
 
-function isPropertyName (value: string | undefined): value is 'hostile' | 'valid' | undefined {
-  return value === undefined || value === 'hostile' || value === 'valid'
+function isPropertyName (value: string | undefined): value is PropertyName | undefined {
+  return value === undefined || Object.hasOwn(PROPERTIES, value)
 }
 
 async function main (): Promise<number> {
@@ -73,7 +76,7 @@ async function main (): Promise<number> {
     process.stderr.write(`${USAGE}\n`)
     return 2
   }
-  const properties = property === undefined ? ['hostile', 'valid'] as const : [property]
+  const properties = property === undefined ? Object.keys(PROPERTIES) as PropertyName[] : [property]
   let ok = true
   for (const property of properties) {
     ok = await runOne(property, store, runs, seed, values.path) && ok

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { buildTestApp, testStores } from '../helpers/build-app.js'
-import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates } from '../../tools/fuzz/openapi-fuzzer.js'
+import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, fuzzValidUpdates } from '../../tools/fuzz/openapi-fuzzer.js'
 
 // seeded and bounded: a few seconds per store. Longer runs: npm run fuzz -- --runs 5000
 const SEED = 4242
 const HOSTILE_RUNS = 300
 const VALID_CREATE_RUNS = 50
+const VALID_UPDATE_RUNS = 100
 
 // no limit may turn a fuzzed request into a 429: hostile keys from one address count as failed authentications
 const ENV = { RATE_LIMIT_MAX: '0', AUTH_FAILURE_LIMIT: '1000000' }
@@ -36,6 +37,18 @@ for (const store of testStores()) {
 
       assert.ok(!result.failed, result.report)
       t.diagnostic(`${result.cases} cases, ${fuzzer.stats.requests} requests: ${fuzzer.stats.summary()}`)
+      await fuzzer.verifyCatalogue()
+    })
+
+    test('Given generated valid patches of existing pets, then each is 200 or 409 as the lifecycle says, readable at once with its tag, and the status lists follow', async (t) => {
+      const { app, key } = await buildTestApp(t, { store, env: ENV })
+      const fuzzer = await ApiFuzzer.create(app, key)
+
+      const result = await fuzzValidUpdates(fuzzer, { seed: SEED, numRuns: VALID_UPDATE_RUNS })
+
+      assert.ok(!result.failed, result.report)
+      t.diagnostic(`${result.cases} cases, ${fuzzer.stats.requests} requests: ${fuzzer.stats.summary()}`)
+      assert.ok((fuzzer.stats.statuses.get('updatePet 409') ?? 0) > 0, 'no patch was refused as a forbidden transition')
       await fuzzer.verifyCatalogue()
     })
   })

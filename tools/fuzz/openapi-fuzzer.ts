@@ -58,6 +58,8 @@ export interface ApiOperation {
   /** The `application/json` request body schema, if the operation takes one. */
   bodySchema: Schema | undefined
   bodyPointer: string | undefined
+  /** Every media type the request body is documented in (`application/json`, `application/merge-patch+json`, …). */
+  bodyMediaTypes: string[]
   responses: Record<string, ResponseObject>
   /** `security: []`: no key needed. */
   public: boolean
@@ -114,6 +116,7 @@ export class ApiDescription {
           parameters: [...pathParameters.filter((p) => !(operation.parameters ?? []).some((o) => o.name === p.name && o.in === p.in)), ...(operation.parameters ?? [])],
           bodySchema: json?.schema === undefined ? undefined : this.resolve(json.schema),
           bodyPointer: json?.schema === undefined ? undefined : `${pointer}/requestBody/content/application~1json/schema`,
+          bodyMediaTypes: Object.keys(operation.requestBody?.content ?? {}),
           responses: operation.responses ?? {},
           public: security.length === 0
         })
@@ -284,9 +287,11 @@ const OTHER_CONTENT_TYPES = [
   ' application/json', 'json', '*/*', '', 'application/json, text/plain', 'text/json', 'application/json; charset="utf-8"'
 ]
 
-function contentTypeArbitrary (): fc.Arbitrary<string | undefined> {
+/** Content types for a body documented in `mediaTypes`: mostly those (and JSON), sometimes none or another. */
+function contentTypeArbitrary (mediaTypes: readonly string[]): fc.Arbitrary<string | undefined> {
+  const documented = mediaTypes.filter((type) => type !== 'application/json').flatMap((type) => [type, `${type}; charset=utf-8`])
   return fc.oneof(
-    { weight: 8, arbitrary: fc.constantFrom(...JSON_CONTENT_TYPES) },
+    { weight: 8, arbitrary: fc.constantFrom(...JSON_CONTENT_TYPES, ...documented) },
     { weight: 1, arbitrary: fc.constant(undefined) },
     { weight: 3, arbitrary: fc.constantFrom(...OTHER_CONTENT_TYPES) }
   )
@@ -500,6 +505,7 @@ export function bodyArbitrary (api: ApiDescription, operation: ApiOperation): fc
 const IDEMPOTENCY_KEYS = ['k-1', 'k-2', 'k-3', '"k-1"', '"k-2"', '8e03978e-40d5-43e8-bc93-6894a57f9324']
 const HOSTILE_IDEMPOTENCY_KEYS = ['', ' ', 'a b', '"', '""', '"a', 'a"b', 'a\\b', 'x'.repeat(255), 'x'.repeat(256), '"' + 'x'.repeat(255) + '"', 'ключ', '\u00e9', '\t', 'k-1, k-2']
 const IF_NONE_MATCH = ['*', ' * ', 'W/"x"', '"x"', '', ',', 'W/', '"a", "b"', '"a", *', '*, "a"', 'x', '"' + 'a'.repeat(500) + '"']
+const IF_MATCH = [...IF_NONE_MATCH, ', "x",', '"a" "b"', '**', '"x"\t,\t"y"', '"\u00e9"']
 const STRING_VALUES = ['', ' ', 'x', '\u0000', '🐶', '%', '../', '\\', '"', 'null', '[]', '{}', '?', '&', '=', '#', '+', 'a+b', 'x'.repeat(600)]
 const RAW_URL_TEXT = ['%', '%ZZ', '%E0%A4%A', '%C0%AF', '%ED%A0%80', '%F4%90%80%80', '%%', '%2', '%G1']
 const JUNK_QUERY_NAMES = ['LIMIT', 'Status', 'limit[]', 'cursor ', '__proto__', 'constructor', 'hasOwnProperty', 'toString', 'api_key', 'access_token', '', '🐶', 'x'.repeat(2000), 'a[b][c]', 'limit.x']
@@ -534,9 +540,9 @@ function parameterValueArbitrary (api: ApiDescription, parameter: ParameterObjec
     if (name === 'idempotency-key') {
       return text(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...IDEMPOTENCY_KEYS) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_IDEMPOTENCY_KEYS) }))
     }
-    if (name === 'if-none-match') {
+    if (name === 'if-none-match' || name === 'if-match') {
       return fc.oneof(
-        text(fc.constantFrom(...IF_NONE_MATCH)),
+        text(fc.constantFrom(...(name === 'if-match' ? IF_MATCH : IF_NONE_MATCH))),
         fc.record({ of: fc.constantFrom<'target' | 'other'>('target', 'other'), weak: fc.boolean() }).map(({ of, weak }): ParamValue => ({ kind: 'etag', of, weak }))
       )
     }
@@ -598,7 +604,7 @@ export function requestArbitrary (api: ApiDescription, weights: Record<string, n
     const arbitrary = fc.record({
       params: paramsArbitrary(api, operation),
       authorization: authorizationArbitrary(),
-      contentType: takesBody ? contentTypeArbitrary() : fc.option(fc.constantFrom(...JSON_CONTENT_TYPES, 'text/plain'), { nil: undefined, freq: 4 }),
+      contentType: takesBody ? contentTypeArbitrary(operation.bodyMediaTypes) : fc.option(fc.constantFrom(...JSON_CONTENT_TYPES, 'text/plain'), { nil: undefined, freq: 4 }),
       body,
       contentLengthDelta: fc.oneof({ weight: 20, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constantFrom(-1, 1, 1000) }),
       headers: fc.oneof({ weight: 6, arbitrary: fc.constant([] as Array<[string, string]>) }, { weight: 1, arbitrary: fc.subarray(EXTRA_HEADERS, { maxLength: 2 }) })
@@ -612,6 +618,9 @@ export function requestArbitrary (api: ApiDescription, weights: Record<string, n
 // Sending and checking
 
 export interface Pet { id: number, name: string, categoryId: number, status: string }
+
+// the status lifecycle of the README (updatePet): where each status may move besides staying; sold is final
+const STATUS_MOVES: Record<string, readonly string[] | undefined> = { available: ['pending', 'sold'], pending: ['available', 'sold'], sold: [] }
 
 /** A failed property: what was wrong, with the request as sent and the answer. */
 export class FuzzFailure extends Error {
@@ -700,7 +709,7 @@ interface Sent {
   cursorTampered: boolean
   /** A Content-Length header that differs from the body's length. */
   lengthMismatch: boolean
-  /** The pet id the If-None-Match ETag belongs to (resolved etags only). */
+  /** The pet id the If-None-Match or If-Match ETag belongs to (resolved etags only). */
   etagOf: number | undefined
   /** A path parameter that cannot be routed (bad percent-encoding, over the router's length). */
   unroutable: boolean
@@ -980,6 +989,9 @@ export class ApiFuzzer {
       case 'createPet':
         await this.#checkCreate(request, operation, sent, res, expect, problems)
         break
+      case 'updatePet':
+        await this.#checkUpdate(request, operation, sent, res, expect, problems)
+        break
     }
     return problems
   }
@@ -991,10 +1003,10 @@ export class ApiFuzzer {
     return match[1] === this.#key ? 'valid' : 'unknown'
   }
 
-  /** Whether the decoded query or path parameters are valid against their schemas (integers in plain decimal). */
+  /** Whether the decoded query, path and header parameters are valid against their schemas (integers in plain decimal). */
   #parameterProblem (operation: ApiOperation, sent: Sent): string | undefined {
     for (const parameter of operation.parameters) {
-      if (parameter.in !== 'query' && parameter.in !== 'path') continue
+      if (parameter.in !== 'query' && parameter.in !== 'path' && parameter.in !== 'header') continue
       const given = sent.values.get(`${parameter.in}:${parameter.name}`) ?? []
       if (given.length === 0) {
         if (parameter.required === true) return `${parameter.name} is missing`
@@ -1100,13 +1112,45 @@ export class ApiFuzzer {
     }
   }
 
+  async #checkUpdate (request: FuzzRequest, operation: ApiOperation, sent: Sent, res: LightMyRequestResponse, expect: (allowed: number[], why: string) => void, problems: string[]): Promise<void> {
+    const verdict = this.#judgeBody(request, operation, sent)
+    const invalid = this.#parameterProblem(operation, sent)
+    // the body is refused as it is read (415, 413, not JSON) before anything else, or as it is validated (400, as a bad id or If-Match is)
+    if (verdict.kind === 'expect') return expect(invalid === undefined ? verdict.statuses : [...new Set([...verdict.statuses, 400])], verdict.why)
+    if (invalid !== undefined) return expect(verdict.kind === 'unsure' ? [400, 415] : [400], invalid)
+    const id = Number(sent.values.get('path:petId')?.[0])
+    const pet = this.pets.get(id)
+    const patch = (verdict.pet ?? {}) as Partial<Pet>
+    const ifMatch = sent.headers['if-match']
+    // the only tags that can match are `*` and the pet's own, resolved from getPet just before (a W/ one never: strong comparison)
+    const matches = ifMatch === undefined || ifMatch.trim() === '*' || (sent.etagOf === id && !ifMatch.trim().startsWith('W/'))
+    let statuses = [200]
+    let why = 'a valid patch of an existing pet'
+    if (pet === undefined) [statuses, why] = [[404], `no pet has id ${id}`]
+    else if (!matches) [statuses, why] = [[412], 'If-Match does not hold the pet\'s current tag']
+    else if (patch.status !== undefined && patch.status !== pet.status && STATUS_MOVES[pet.status]?.includes(patch.status) !== true) [statuses, why] = [[409], `${pet.status} cannot become ${patch.status}`]
+    expect(verdict.kind === 'unsure' ? [...statuses, 400, 415] : statuses, why)
+    if (res.statusCode !== 200 || pet === undefined) return
+    const updated = res.json<Pet>()
+    const expected: Pet = { id, name: patch.name ?? pet.name, categoryId: patch.categoryId ?? pet.categoryId, status: patch.status ?? pet.status }
+    if (!isDeepStrictEqual(canonical(updated), canonical(expected))) problems.push(`the pet is not the one patched: expected ${JSON.stringify(expected)}`)
+    this.pets.set(id, updated)
+    // readable at once, with the tag the change answered
+    const read = await this.app.inject({ method: 'GET', url: `${operation.basePath}/pets/${id}`, headers: this.authHeader })
+    if (read.statusCode !== 200 || !isDeepStrictEqual(canonical(read.json()), canonical(updated)) || read.headers.etag !== res.headers.etag) {
+      problems.push(`GET ${operation.basePath}/pets/${id} answered ${read.statusCode} ${shorten(read.body)} (ETag ${String(read.headers.etag)}) instead of the patched pet with ETag ${String(res.headers.etag)}`)
+    }
+  }
+
   /** What a create must answer, judged from the body and content type alone (the key is valid). */
   #judgeBody (request: FuzzRequest, operation: ApiOperation, sent: Sent):
     { kind: 'expect', statuses: number[], why: string } | { kind: 'valid', pet: Record<string, unknown> } | { kind: 'unsure', pet: Record<string, unknown> | undefined } {
-    const contentType = classifyContentType(sent.headers['content-type'])
+    const contentType = classifyContentType(sent.headers['content-type'], operation.bodyMediaTypes)
     const bytes = sent.bytes
     if (sent.lengthMismatch) {
-      return { kind: 'expect', statuses: contentType === 'json' && (bytes?.length ?? 0) <= BODY_LIMIT_BYTES ? [400] : [400, 413, 415], why: 'Content-Length does not match the body' }
+      // a declared length over the limit is refused (413) before the body is read
+      const withinLimit = Math.max(bytes?.length ?? 0, Number(sent.headers['content-length'] ?? 0)) <= BODY_LIMIT_BYTES
+      return { kind: 'expect', statuses: contentType === 'json' && withinLimit ? [400] : [400, 413, 415], why: 'Content-Length does not match the body' }
     }
     if (contentType === 'other' || (contentType === 'none' && bytes !== undefined && bytes.length > 0)) {
       return { kind: 'expect', statuses: bytes === undefined || bytes.length === 0 ? [400, 415] : [413, 415], why: 'the body is not application/json' }
@@ -1193,12 +1237,12 @@ function parseIdempotencyKeyHeader (header: string): string | null {
   return /^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/.test(key) ? key : null
 }
 
-/** `json`: certainly application/json in UTF-8; `other`: certainly not JSON; `unsure`: a server may read it either way. */
-function classifyContentType (header: string | undefined): 'json' | 'other' | 'none' | 'unsure' {
+/** `json`: certainly one of the body's documented JSON types in UTF-8; `other`: certainly not; `unsure`: a server may read it either way. */
+function classifyContentType (header: string | undefined, mediaTypes: readonly string[]): 'json' | 'other' | 'none' | 'unsure' {
   if (header === undefined) return 'none'
   if (header.includes(',') || header.startsWith(' ')) return 'unsure'
   const [essence = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase())
-  if (essence !== 'application/json') return 'other'
+  if (!mediaTypes.includes(essence)) return 'other'
   const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length)
   return charset === undefined || charset === 'utf-8' ? 'json' : 'unsure'
 }
@@ -1296,6 +1340,52 @@ export async function fuzzValidCreates (fuzzer: ApiFuzzer, run: PropertyRun): Pr
     const found = listed.filter((other) => other.id === pet.id)
     if (found.length !== 1 || !isDeepStrictEqual(canonical(found[0]), canonical(pet))) {
       throw new FuzzFailure([`the pet is listed ${found.length} times in the status=${pet.status} list${found.length === 1 ? `, as ${JSON.stringify(found[0])}` : ''}`], describeRequest(request), res)
+    }
+  }, run, fuzzer.stats)
+}
+
+/** Valid patches of existing pets (the status among all three, so every transition and refusal comes up), half of them with the pet's current tag in `If-Match`. */
+export function validUpdateArbitrary (api: ApiDescription): fc.Arbitrary<FuzzRequest> {
+  const operation = api.operation('updatePet')
+  const patch = validValueArbitrary(api, operation.bodyPointer ?? '', operation.bodySchema ?? {})
+  return fc.record({
+    patch,
+    pet: fc.nat(),
+    conditional: fc.boolean(),
+    authorization: fc.constantFrom(...VALID_AUTHORIZATIONS),
+    contentType: fc.constantFrom(...operation.bodyMediaTypes)
+  }).map(({ patch, pet, conditional, authorization, contentType }) => withToString({
+    operation: operation.id,
+    params: [
+      { in: 'path', name: 'petId', value: { kind: 'pet', index: pet } },
+      ...(conditional ? [{ in: 'header', name: 'if-match', value: { kind: 'etag', of: 'target', weak: false } } satisfies FuzzParam] : [])
+    ],
+    authorization,
+    contentType,
+    body: { label: 'valid', text: JSON.stringify(patch), structured: true, plainIntegers: true },
+    contentLengthDelta: 0,
+    headers: []
+  }))
+}
+
+/**
+ * Valid patches: each is 200 or 409 as the lifecycle says (the model checks the pet answered and that
+ * getPet reads it at once with the same tag), and after each change the lists of the old and the new
+ * status are exactly the model's.
+ */
+export async function fuzzValidUpdates (fuzzer: ApiFuzzer, run: PropertyRun): Promise<PropertyResult> {
+  return runProperty(validUpdateArbitrary(fuzzer.api), async (request) => {
+    const before = new Map([...fuzzer.pets].map(([id, pet]) => [id, pet.status]))
+    const res = await fuzzer.send(request)
+    if (res.statusCode !== 200 && res.statusCode !== 409) throw new FuzzFailure([`a valid patch of an existing pet answered ${res.statusCode}`], describeRequest(request), res)
+    if (res.statusCode !== 200) return
+    const pet = res.json<Pet>()
+    for (const status of new Set([before.get(pet.id), pet.status])) {
+      const listed = await fuzzer.walk(`?limit=100&status=${String(status)}`)
+      const expected = [...fuzzer.pets.values()].filter((other) => other.status === status).sort((a, b) => a.id - b.id)
+      if (!isDeepStrictEqual(canonical(listed), canonical(expected))) {
+        throw new FuzzFailure([`after the change, the status=${String(status)} list is ${JSON.stringify(listed.map((p) => p.id))}, expected ${JSON.stringify(expected.map((p) => p.id))}`], describeRequest(request), res)
+      }
     }
   }, run, fuzzer.stats)
 }
