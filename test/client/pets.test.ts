@@ -123,6 +123,58 @@ for (const store of testStores()) {
       assert.deepEqual(await listAllPets(service), [])
     })
 
+    test('When updatePet is called, then it sends a JSON Merge Patch and answers the pet as it now is, with the ETag getPet sends', async (t) => {
+      const contentTypes: string[] = []
+      const service = await startService(t, { store }, (app) => {
+        app.addHook('onRequest', async (request) => { if (request.method === 'PATCH') contentTypes.push(String(request.headers['content-type'])) })
+      })
+      const client = clientOf(service)
+      const rex = await client.createPet({ name: 'Rex', categoryId: 7 })
+
+      const pending = await client.updatePet(rex.id, { status: 'pending' })
+      const renamed = await client.updatePet(rex.id, { name: 'Rex II' })
+      const unchanged = await client.updatePet(rex.id, {})
+
+      assert.deepEqual(pending.pet, { ...rex, status: 'pending' })
+      assert.deepEqual(renamed.pet, { ...rex, name: 'Rex II', status: 'pending' })
+      assert.deepEqual(unchanged, renamed)
+      const read = await service.app.inject({ method: 'GET', url: `/v1/pets/${rex.id}`, headers: service.auth })
+      assert.equal(renamed.etag, read.headers.etag)
+      assert.notEqual(pending.etag, renamed.etag)
+      assert.deepEqual(contentTypes, Array(3).fill('application/merge-patch+json'))
+    })
+
+    test('When updatePet carries ifMatch, then the current tag changes the pet, and a stale one fails with precondition_failed, 412, without a retry', async (t) => {
+      const service = await startService(t, { store })
+      const client = clientOf(service)
+      const rex = await client.createPet({ name: 'Rex', categoryId: 7 })
+      const { etag } = await client.updatePet(rex.id, {})
+
+      const sold = await client.updatePet(rex.id, { status: 'sold' }, { ifMatch: etag })
+      const error = await petStoreError(() => client.updatePet(rex.id, { name: 'Lost update' }, { ifMatch: etag }))
+
+      assert.deepEqual(sold.pet, { ...rex, status: 'sold' })
+      assert.equal(error.code, 'precondition_failed')
+      assert.equal(error.status, 412)
+      assert.equal(error.operation, 'updatePet')
+      assert.equal(error.attempts, 1)
+      assert.deepEqual((await client.updatePet(rex.id, {})).pet, sold.pet)
+    })
+
+    test('When updatePet asks for a forbidden transition, then PetStoreError is invalid_transition, 409, naming both states, without a retry', async (t) => {
+      const service = await startService(t, { store })
+      const client = clientOf(service)
+      const rex = await client.createPet({ name: 'Rex', categoryId: 7, status: 'sold' })
+
+      const error = await petStoreError(() => client.updatePet(rex.id, { status: 'available' }))
+
+      assert.equal(error.code, 'invalid_transition')
+      assert.equal(error.status, 409)
+      assert.match(error.message, /"sold".*"available"/)
+      assert.equal(error.attempts, 1)
+      assert.equal(service.served.filter((r) => r.method === 'PATCH').length, 1)
+    })
+
     test('When a query parameter is out of range, then the 400 names it', async (t) => {
       const service = await startService(t, { store })
 

@@ -111,6 +111,21 @@ for (const store of testStores()) {
       assertWaitedRetryAfter(creates[0], creates[1])
       assert.deepEqual(await listAllPets(service), [pet])
     })
+
+    test('When the store is unavailable for a moment, then updatePet retries after Retry-After, and the pet is changed', async (t) => {
+      const { service, begin } = await serviceWithOutage(t, store)
+      const client = createClient({ baseUrl: service.baseUrl, apiKey: service.key })
+      const rex = await client.createPet({ name: 'Rex', categoryId: 1 })
+      begin()
+
+      const { pet } = await client.updatePet(rex.id, { status: 'sold' })
+
+      const patches = service.served.filter((r) => r.method === 'PATCH')
+      assert.deepEqual(patches.map((r) => r.status), [503, 200])
+      assertWaitedRetryAfter(patches[0], patches[1])
+      assert.deepEqual(pet, { ...rex, status: 'sold' })
+      assert.deepEqual(await listAllPets(service), [pet])
+    })
   })
 }
 

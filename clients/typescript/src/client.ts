@@ -3,7 +3,7 @@ import { PetStoreError, type OperationName } from './errors.js'
 import { findLink } from './link-header.js'
 import { resolveOptions, type ClientOptions, type ClientSettings, type RequestOptions } from './options.js'
 import { send, type ApiAnswer } from './transport.js'
-import type { ListPetsQuery, NewPet, Pet, PetPage } from './types.js'
+import type { ListPetsQuery, NewPet, Pet, PetPage, PetPatch, UpdatedPet } from './types.js'
 
 /** Options of `createPet`. */
 export interface CreatePetOptions extends RequestOptions {
@@ -13,6 +13,15 @@ export interface CreatePetOptions extends RequestOptions {
    * restarts: within 24 hours, the same key and body give the first answer again, creating nothing.
    */
   idempotencyKey?: string
+}
+
+/** Options of `updatePet`. */
+export interface UpdatePetOptions extends RequestOptions {
+  /**
+   * Makes the change conditional (`If-Match`): an `etag` from an earlier `updatePet` (or `*`). When the
+   * pet has changed since, nothing changes and the call fails with 412 `precondition_failed`.
+   */
+  ifMatch?: string
 }
 
 /** The query of `pets.all`: the status filter and the page size (every page is fetched). */
@@ -37,6 +46,14 @@ export interface PetStoreClient {
    * of each client emits a deprecation warning naming the sunset date.
    */
   getPet (petId: number, options?: RequestOptions): Promise<Pet>
+  /**
+   * Changes the fields `patch` names (beta). `status` moves only as the service allows
+   * (`available` ↔ `pending`, either → `sold`; `sold` is final), else 409 `invalid_transition`;
+   * `{}` changes nothing and answers the pet with its current `etag`. Retried like every call: the
+   * patch states the wanted values, so a repeat changes nothing more. With `ifMatch`, a retry of a
+   * change that was made but whose answer was lost fails with 412, since the tag changed.
+   */
+  updatePet (petId: number, patch: PetPatch, options?: UpdatePetOptions): Promise<UpdatedPet>
   /** Helpers over the pet collection. */
   readonly pets: {
     /** Every pet (with `status`, every pet that has it), page after page, following the `next` links. */
@@ -96,6 +113,20 @@ export function createClient (options: ClientOptions): PetStoreClient {
         }
       })
       return expectShape(isObject(answer.body), answer.body as Pet, 'getPet', answer)
+    },
+
+    async updatePet (petId, patch, { ifMatch, signal } = {}) {
+      const answer = await send(settings, {
+        operation: 'updatePet',
+        method: 'PATCH',
+        url: endpoint(settings, `/pets/${encodeURIComponent(String(petId))}`),
+        body: patch,
+        contentType: 'application/merge-patch+json',
+        headers: ifMatch === undefined ? {} : { 'if-match': ifMatch },
+        signal
+      })
+      const etag = answer.response.headers.get('etag')
+      return expectShape(isObject(answer.body) && etag !== null, { pet: answer.body as Pet, etag: etag as string }, 'updatePet', answer)
     },
 
     pets: {

@@ -24,10 +24,12 @@ export interface TransportSettings {
 /** One call of an operation, sent until it succeeds or may not be retried any more. */
 export interface ApiRequest {
   operation: OperationName
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PATCH'
   url: URL
   /** Sent as JSON. */
   body?: unknown
+  /** The body's media type (default `application/json`). */
+  contentType?: string
   headers?: Record<string, string>
   signal?: AbortSignal | undefined
   /** Sees every answer, error answers included (getPet reads its deprecation headers there). */
@@ -66,7 +68,7 @@ export async function send (settings: TransportSettings, request: ApiRequest): P
     'x-request-id': requestId,
     ...request.headers
   }
-  if (request.body !== undefined) headers['content-type'] = 'application/json'
+  if (request.body !== undefined) headers['content-type'] = request.contentType ?? 'application/json'
   const init: RequestInit = {
     method: request.method,
     headers,

@@ -114,7 +114,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an animal (beta)
+         * @description Changes the fields the body names — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — and answers the whole pet as it now is, with its `ETag`. Status transitions: `available` → `pending`, `available` → `sold`, `pending` → `available`, `pending` → `sold`; `sold` is final. Setting the status a pet already has changes nothing; `name` and `categoryId` may be corrected in any status. `{}` changes nothing and answers the pet and its current `ETag`. With `If-Match`, the change is made only if the pet still has that tag (else 412): of concurrent changes sent with the same tag, exactly one succeeds, so none is lost. The change is durable before 200 is sent. Safe to retry without an `Idempotency-Key`: the body states the wanted values, so a repeat changes nothing more (a repeated `sold` is a no-op) — but a repeat with `If-Match` of a change that was made gets 412, because the tag has changed since.
+         */
+        patch: operations["updatePet"];
         trace?: never;
     };
     "/store/orders": {
@@ -166,6 +170,25 @@ export interface components {
              */
             status?: "available" | "pending" | "sold";
         };
+        /** @description The fields of a pet to change (a JSON Merge Patch, RFC 7396); fields left out keep their value. Types are strict, as for `NewPet`; `null` for a field (every field of a pet is required), `id` and any field not listed are rejected with 400. `{}` changes nothing. */
+        PetPatch: {
+            /**
+             * @description The animal's name: 1 to 100 characters of printable text (no control characters), not only blanks.
+             * @example Rex
+             */
+            name?: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number, never a string) within ±(2^53−1), so that every client holds it exactly; larger values are rejected, never rounded.
+             * @example 1
+             */
+            categoryId?: number;
+            /**
+             * @description The new availability. Only some transitions are allowed (see `updatePet`); setting the status the pet already has changes nothing.
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+        };
         /** @description An animal as the service returns it. `status` is always present. */
         Pet: {
             /**
@@ -192,10 +215,10 @@ export interface components {
         /** @description The body of every error answer. */
         Error: {
             /**
-             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `gone` (410), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
+             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description; for a 400 it names the field and what is wrong with it. */
             message: string;
             /** @description The HTTP status code of the answer. */
@@ -824,6 +847,279 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the change conditional: the `ETag` of the pet as the client last saw it (from `updatePet` or `getPet`), a list of tags, or `*` (any current pet). When the pet's current tag is not among them (strong comparison: a `W/` tag never matches), the answer is 412 `precondition_failed` and nothing changes. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description The identifier of the animal. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
+                "application/json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The pet as it now is. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the pet as it now is (the tag `getPet` sends for it); send it in `If-Match` to make the next change conditional. */
+                    ETag?: string;
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "name": "Rex",
+                     *       "categoryId": 1,
+                     *       "status": "sold"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description `petId` is not a positive integer, the body is not a valid patch (a field of the wrong type or out of range, `null`, `id` or an unknown field), or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_request",
+                     *       "message": "body: field \"status\" must be one of \"available\", \"pending\", \"sold\"",
+                     *       "status": 400
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "message": "Unknown or revoked API key.",
+                     *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No pet has this id (`pet_not_found`). */
+            404: {
+                headers: {
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "pet_not_found",
+                     *       "message": "No pet has id 1.",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The status cannot move from the pet's current one to the one asked for (`invalid_transition`): only `available` → `pending`, `available` → `sold`, `pending` → `available`, `pending` → `sold` are allowed. Nothing changed. */
+            409: {
+                headers: {
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_transition",
+                     *       "message": "Pet 1 is \"sold\" and cannot become \"available\": \"sold\" is final.",
+                     *       "status": 409
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `If-Match` does not match the pet's current `ETag` (`precondition_failed`): it changed since. Nothing changed. */
+            412: {
+                headers: {
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "precondition_failed",
+                     *       "message": "If-Match does not match the current ETag of pet 1: it has changed since that tag was read. Read it again and retry.",
+                     *       "status": 412
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "payload_too_large",
+                     *       "message": "The request body is larger than the 16384-byte limit.",
+                     *       "status": 413
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/merge-patch+json` or `application/json` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unsupported_media_type",
+                     *       "message": "The request body must be application/merge-patch+json or application/json.",
+                     *       "status": 415
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "rate_limited",
+                     *       "message": "Too many requests; retry after the time given in Retry-After.",
+                     *       "status": 429
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "internal_error",
+                     *       "message": "An unexpected error occurred; it has been logged.",
+                     *       "status": 500
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "service_unavailable",
+                     *       "message": "The service is temporarily unavailable; retry shortly.",
+                     *       "status": 503
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
