@@ -2,10 +2,11 @@ import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { storeWaitBoundMs, type Config } from '../config.js'
 import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
-import { BODY_LIMIT_BYTES } from '../http/content-types.js'
+import { BODY_LIMIT_BYTES, MERGE_PATCH_MEDIA_TYPES } from '../http/content-types.js'
 import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../http/request-id.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
+import { describeTransitions, FINAL_STATUSES } from '../lifecycle/status-transitions.js'
 import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
 import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
@@ -46,7 +47,7 @@ about its own body. Operators issue and revoke keys with \`npx petstore keys …
 ## Errors
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
 HTTP status, also for malformed JSON (400 \`malformed_json\`), a content type other than
-\`application/json\` (415), a body over ${BODY_LIMIT_BYTES} bytes (413), an unknown path (404) and a
+\`application/json\` (415; \`updatePet\` also takes \`${MERGE_PATCH_MEDIA_TYPES[0]}\`), a body over ${BODY_LIMIT_BYTES} bytes (413), an unknown path (404) and a
 method the path does not support (405, with \`Allow\`), a request that does not arrive within
 ${REQUEST_TIMEOUT_MS / 1000} s (408) and oversized headers (431). The codes are a stable set:
 ${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names the field and the problem.
@@ -63,9 +64,11 @@ unknown field is rejected. The pet is written durably (fsync'd) before 201 is se
 \`GET /pets\` returns a bare array ordered by \`id\` ascending, at most \`limit\` (1–${PAGE_LIMIT_MAX},
 default ${PAGE_LIMIT_DEFAULT}, in plain decimal digits like every integer in a query or path) pets. When more pets match, the answer carries
 \`Link: <…/v1/pets?limit=…&cursor=…>; rel="next"\` (RFC 8288). Following \`next\` links returns every
-matching pet exactly once, also while pets are being added. Pages may be served from memory: a
-page always includes the pets created through the instance that answers, and may miss one created
-through another instance during the last ${PAGE_CACHE_MAX_AGE_MS / 1000} s at most. Cursors are opaque and bound to the
+matching pet exactly once, also while pets are being added. A walk filtered by \`status\` never lists a
+pet twice: one whose status changes during the walk is listed once if the walk reaches it while it has
+that status, else not at all; pets that keep their status are listed exactly once. Pages may be served from memory: a page always includes the pets created or changed through
+the instance that answers, and may miss a pet created or changed through another instance during the last
+${PAGE_CACHE_MAX_AGE_MS / 1000} s at most. Cursors are opaque and bound to the
 \`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`. Unknown query
 parameters are ignored.
 
@@ -85,7 +88,19 @@ body is 422 \`idempotency_key_reused\`; a repeat while the first is still being 
 them and hold across restarts and instances; a request that failed (400, 503) does not use its key up.
 So a client that retries a timed-out create with its key never makes a duplicate pet.
 
-\`GET /pets/{petId}\` answers with a strong \`ETag\`; \`If-None-Match\` with it answers 304 without a body.
+\`GET /pets/{petId}\` answers with a strong \`ETag\` (it changes when the pet does); \`If-None-Match\` with it
+answers 304 without a body.
+
+## Changing pets (beta)
+\`PATCH /pets/{petId}\` (\`updatePet\`, marked \`x-stability: beta\`) takes a JSON Merge Patch (RFC 7396) of
+\`name\`, \`categoryId\` and \`status\`, each with the rules of a create; \`null\`, \`id\` and unknown fields are
+rejected, and \`{}\` changes nothing. A pet's status moves only so: ${describeTransitions()};
+\`${FINAL_STATUSES.join('`, `')}\` is final, and setting the status a pet has changes nothing (a forbidden move is
+409 \`invalid_transition\`). The answer is the whole pet with its strong \`ETag\`, the one \`getPet\` sends for it.
+\`If-Match\` with that tag makes the next change conditional (412 \`precondition_failed\` when the pet changed
+since): the tag is checked in the same transaction as the write, so of concurrent changes with one tag
+exactly one is made. A change is durable before 200. Retrying a PATCH is safe without an
+\`Idempotency-Key\`: the body states the wanted values, so a repeat changes nothing more.
 
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;

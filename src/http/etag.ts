@@ -5,15 +5,6 @@ export function strongEtag (payload: string | Buffer): string {
   return `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`
 }
 
-// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text
-const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7E\\x80-\\xFF]*"'
-
-/**
- * What `If-Match` may hold (RFC 9110 §13.1.1): `*`, or a comma-separated list of entity tags
- * (empty list elements are allowed, as §5.6.1 asks of recipients).
- */
-export const ENTITY_TAG_LIST_PATTERN = `^[ \\t]*(?:\\*|(?:,[ \\t]*)*${ENTITY_TAG}(?:[ \\t]*,(?:[ \\t]*${ENTITY_TAG})?)*)[ \\t]*$`
-
 /**
  * Whether `If-None-Match` matches `etag` (RFC 9110 §13.1.2): `*`, or any listed tag equal to it
  * under the weak comparison (a `W/` prefix on either side is ignored).
@@ -30,8 +21,9 @@ export function ifNoneMatchMatches (header: string | undefined, etag: string): b
 }
 
 /**
- * Whether `If-Match` matches the current `etag` of an existing resource (RFC 9110 §13.1.1): `*`, or
- * a listed tag equal to it under the strong comparison, so a weak tag (`W/"…"`) never matches.
+ * Whether `If-Match` (well-formed: its schema checked it) matches the current `etag` of an existing
+ * resource (RFC 9110 §13.1.1): `*`, or a listed tag equal to it under the strong comparison, so a
+ * weak tag (`W/"…"`) never matches.
  */
 export function ifMatchMatches (header: string, etag: string): boolean {
   const trimmed = header.trim()

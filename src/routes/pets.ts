@@ -132,7 +132,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           description: 'The requested animal.',
           headers: {
             ...DEPRECATION_HEADER_SPECS,
-            ETag: { type: 'string', description: 'Strong entity tag of this representation; send it back in `If-None-Match` to revalidate.', example: '"3q2-7w"' },
+            ETag: { type: 'string', description: 'Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to `updatePet`.', example: '"3q2-7w"' },
             'Cache-Control': { type: 'string', description: '`private, no-cache`: a client may keep the answer but must revalidate it.', example: 'private, no-cache' }
           }
         },

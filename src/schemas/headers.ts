@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import { ENTITY_TAG_LIST_PATTERN } from '../http/etag.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
 import { PATTERN_DESCRIPTION_KEYWORD } from './keywords.js'
 
@@ -21,6 +20,15 @@ export const GetPetHeadersSchema = Type.Object({
     description: 'An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body.'
   }))
 })
+
+// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text
+const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7E\\x80-\\xFF]*"'
+
+/**
+ * What `If-Match` may hold (RFC 9110 §13.1.1): `*`, or a comma-separated list of entity tags
+ * (empty list elements are allowed, as §5.6.1 asks of recipients).
+ */
+export const ENTITY_TAG_LIST_PATTERN = `^[ \\t]*(?:\\*|(?:,[ \\t]*)*${ENTITY_TAG}(?:[ \\t]*,(?:[ \\t]*${ENTITY_TAG})?)*)[ \\t]*$`
 
 /** Request headers of `updatePet`. */
 export const UpdatePetHeadersSchema = Type.Object({

@@ -94,7 +94,7 @@ test('API reference page (/docs) in Chromium', {
     await page.close()
   })
 
-  await t.test('When the page shows the operations, then their markers and panels follow the document\'s extensions', async () => {
+  await t.test('When the page shows the operations, then their markers and panels follow the document\'s extensions (getPet deprecated, updatePet beta, orders experimental)', async () => {
     const docs = await openDocs(browser, baseUrl)
     const { page } = docs
 
@@ -103,6 +103,11 @@ test('API reference page (/docs) in Chromium', {
     assert.match(await getPet.getAttribute('class') ?? '', /\bopblock-deprecated\b/, 'Swagger UI did not mark getPet deprecated')
     const orders = page.locator('#operations-store-listStoreOrders')
     await orders.locator('.opblock-summary').getByText('experimental', { exact: true }).waitFor()
+    // beta, and not deprecated although GET on the same path is
+    const updatePet = page.locator('#operations-pets-updatePet')
+    await updatePet.locator('.opblock-summary').getByText('beta', { exact: true }).waitFor()
+    assert.equal(await updatePet.locator('[data-marker="deprecated"]').count(), 0)
+    assert.doesNotMatch(await updatePet.getAttribute('class') ?? '', /\bopblock-deprecated\b/, 'Swagger UI marked updatePet deprecated')
     await mkdir(SCREENSHOTS, { recursive: true })
     await page.locator('#operations-tag-pets').scrollIntoViewIfNeeded()
     await page.screenshot({ path: join(SCREENSHOTS, 'docs-page.png') })

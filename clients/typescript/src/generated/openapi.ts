@@ -660,7 +660,7 @@ export interface operations {
                     Sunset?: string;
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
-                    /** @description Strong entity tag of this representation; send it back in `If-None-Match` to revalidate. */
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to `updatePet`. */
                     ETag?: string;
                     /** @description `private, no-cache`: a client may keep the answer but must revalidate it. */
                     "Cache-Control"?: string;
