@@ -51,8 +51,9 @@ ${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names th
 
 ## Creating pets
 Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters of
-printable text; \`categoryId\` must lie within ±(2^53−1) so every client holds it exactly, and be
-written as a plain integer (\`1.0\`, \`1e2\` are rejected, never rounded); \`status\` defaults to
+printable text; \`categoryId\` must lie within ±(2^53−1) so every client holds it exactly. As in JSON
+Schema, an integer is any JSON number without a fractional part (\`1.0\` is 1, \`1e2\` is 100); \`1.5\` and a
+fraction that parsing would round away (\`1.0000000000000001\`) are rejected, never rounded; \`status\` defaults to
 \`available\`. Bodies must be UTF-8 (another declared \`charset\` is 415). A client-supplied \`id\` or any
 unknown field is rejected. The pet is written durably (fsync'd) before 201 is sent, with
 \`Location: /v1/pets/{id}\`.

@@ -40,8 +40,9 @@ const categoryIdSchema = Type.Integer({
   format: 'int64',
   minimum: -MAX_EXACT_INTEGER,
   maximum: MAX_EXACT_INTEGER,
-  description: 'Identifier of the category the animal belongs to. Must be an integer (a JSON number, never a string) ' +
-    'within ±(2^53−1), so that every client holds it exactly; larger values are rejected, never rounded.',
+  description: 'Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, ' +
+    'so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and ' +
+    'fractions are rejected, never rounded.',
   examples: [1]
 })
 

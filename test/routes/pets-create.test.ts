@@ -177,7 +177,7 @@ for (const store of testStores()) {
 
 for (const store of testStores()) {
   describe(`POST /v1/pets refuses what JSON.parse would bend (${store})`, () => {
-    for (const literal of ['1.0', '1.0000000000000001', '9007199254740990.6', '1e2', '2E0']) {
+    for (const literal of ['1.0000000000000001', '9007199254740990.6', '1.5e0', '15e-1']) {
       test(`When categoryId is written ${literal}, then 400 names categoryId instead of rounding`, async (t) => {
         const app = await buildTestApp(t, { store })
 
