@@ -89,8 +89,9 @@ So a client that retries a timed-out create with its key never makes a duplicate
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
 a request without any key does not count) are limited per client address to ${config.authFailureLimit} per ${AUTH_FAILURE_WINDOW_MS / 1000} s (policy
-\`failed-auth\`, whose fields a 401 carries); past that, requests from the address get 429 before any
-key is checked, valid or not, until the window is over. If the rate-limit store is unreachable,
+\`failed-auth\`, whose fields a 401 carries); past that, requests from the address whose key fails get 429
+instead of 401 until the window is over. A request with a valid key is always served (subject to its
+key's own limit), whatever its address did. If the rate-limit store is unreachable,
 requests are served unlimited and without these fields.
 
 ## Request ids and browsers
