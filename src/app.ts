@@ -11,8 +11,10 @@ import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from './http/content-types.js'
 import { drainOnClose, REQUEST_TIMEOUT_MS } from './http/drain.js'
 import { handleError, notFound } from './http/error-handler.js'
 import { loggerOptions, RequestLogController, type LogStream } from './http/logging.js'
+import { refuseUnknownQueryParameters } from './http/query-parameters.js'
 import { requestIdFor, requestIdHeader } from './http/request-id.js'
 import { addSecurityHeaders } from './http/security.js'
+import { refuseTrailingSlashes } from './http/trailing-slash.js'
 import { buildValidator } from './http/validation.js'
 import { IdempotentCreates } from './idempotency/idempotent-creates.js'
 import { httpMetrics } from './metrics/http-metrics.js'
@@ -33,6 +35,8 @@ export interface RegisteredRoute {
   url: string
   /** True for the stand-ins that only answer 405. */
   methodNotAllowed: boolean
+  /** True for the stand-ins that only answer 404 (paths that end in "/"). */
+  notFound: boolean
 }
 
 declare module 'fastify' {
@@ -102,7 +106,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   app.decorate('registeredRoutes', registeredRoutes)
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
-      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true })
+      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true, notFound: route.config?.notFound === true })
     }
   })
 
@@ -144,6 +148,8 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
     // after authentication: the limit is per key
     v1.addHook('onRequest', async (request, reply) => { await app.rateLimits.consumeForKey(request, reply) })
     v1.setNotFoundHandler(notFound)
+    refuseTrailingSlashes(v1)
+    refuseUnknownQueryParameters(v1)
     await v1.register(pets)
     await v1.register(orders)
   }, { prefix: '/v1' })

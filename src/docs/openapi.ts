@@ -65,8 +65,13 @@ default ${PAGE_LIMIT_DEFAULT}, in plain decimal digits like every integer in a q
 matching pet exactly once, also while pets are being added. Pages may be served from memory: a
 page always includes the pets created through the instance that answers, and may miss one created
 through another instance during the last ${PAGE_CACHE_MAX_AGE_MS / 1000} s at most. Cursors are opaque and bound to the
-\`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`. Unknown query
-parameters are ignored.
+\`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`.
+
+## Paths and query parameters
+A query parameter an operation does not list is a 400 \`invalid_request\` naming it (so
+\`?status[]=sold\` never returns the unfiltered list); the public routes (probes, this document)
+ignore query strings. No path ends in \`/\`: \`/v1/pets/\` is a 404 \`not_found\`, like any path
+no route serves.
 
 ## Deprecation
 \`GET /pets/{petId}\` is deprecated and is removed on ${GET_PET_SUNSET_PROSE}: its answers carry

@@ -56,7 +56,14 @@ export function sendError (reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).header(REQUEST_ID_HEADER, reply.request.id).headers(error.headers).type('application/json; charset=utf-8').send(errorBody(error))
 }
 
+/** The error of a path no route serves. */
+export function noRoute (request: FastifyRequest): ApiError {
+  const path = request.url.split('?')[0] ?? ''
+  const hint = path.length > 1 && path.endsWith('/') ? ' (no path ends in "/")' : ''
+  return new ApiError('not_found', `No route ${request.method} ${path}${hint}; the API is described at /v1/openapi.json.`)
+}
+
 /** The 404 of a path no route serves, in the Error shape. */
 export async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API is described at /v1/openapi.json.`))
+  await sendError(reply, noRoute(request))
 }

@@ -21,7 +21,7 @@ export const ListPetsQuerySchema = Type.Object({
     description: 'Opaque position from the `next` link of a previous page. Bound to the `status` filter it was issued for; ' +
       'a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.'
   }))
-})
+}, { additionalProperties: false })
 export type ListPetsQuery = Static<typeof ListPetsQuerySchema>
 
 export const PetIdParamsSchema = Type.Object({
