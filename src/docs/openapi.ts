@@ -10,8 +10,7 @@ import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
 import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
 import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
-import { PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../schemas/query.js'
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
 
 declare module 'fastify' {
   interface FastifySchema {

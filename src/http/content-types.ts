@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import secureJson from 'secure-json-parse'
 import { ApiError } from '../errors/catalogue.js'
+import type { HeaderSpec } from '../schemas/responses.js'
 
 /** Largest request body accepted, in bytes (a NewPet needs a few hundred). */
 export const BODY_LIMIT_BYTES = 16 * 1024
@@ -105,13 +106,37 @@ export function refuseRoundedIntegers (body: unknown): void {
   }
 }
 
+/** The only content coding a request body may have: none (RFC 7694 names it so in `Accept-Encoding`). */
+export const ACCEPTED_CONTENT_ENCODING = 'identity'
+
+export const ACCEPT_ENCODING_HEADER: HeaderSpec = {
+  type: 'string',
+  description: `RFC 7694: the content codings a request body may have, sent when a body came with a \`Content-Encoding\`: always \`${ACCEPTED_CONTENT_ENCODING}\` (bodies are small; send them uncompressed).`,
+  example: ACCEPTED_CONTENT_ENCODING
+}
+
+/** A body with a content coding (gzip, br, …) is 415 with `Accept-Encoding`, before it is read, rather than parsed as garbled JSON. */
+function assertNoContentEncoding (request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding']
+  if (encoding === undefined || encoding.trim().toLowerCase() === ACCEPTED_CONTENT_ENCODING) return
+  const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
+  if (!hasBody) return
+  throw new ApiError('unsupported_media_type',
+    `The request body has Content-Encoding "${encoding}"; send it uncompressed (Accept-Encoding: ${ACCEPTED_CONTENT_ENCODING}).`,
+    { 'accept-encoding': ACCEPTED_CONTENT_ENCODING })
+}
+
 /**
- * Accepts request bodies as UTF-8 JSON only (anything else is 415), and turns parse
+ * Accepts request bodies as uncompressed UTF-8 JSON only (anything else is 415), and turns parse
  * failures into Error bodies that say what is wrong. `__proto__` and
  * `constructor.prototype` keys are refused rather than risk prototype pollution.
  */
 export function acceptJsonBodiesOnly (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    assertNoContentEncoding(request)
+    return payload
+  })
   // after validation (which names wrong types and unknown fields first)
   app.addHook('preHandler', async (request) => { refuseRoundedIntegers(request.body) })
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {

@@ -46,6 +46,9 @@ const categoryIdSchema = Type.Integer({
   examples: [1]
 })
 
+/** The pet the document's examples show. */
+export const PET_EXAMPLE = { id: 1, name: 'Rex', categoryId: 1, status: DEFAULT_PET_STATUS } as const
+
 export const NewPetSchema = Type.Object({
   name: nameSchema,
   categoryId: categoryIdSchema,
@@ -56,6 +59,7 @@ export const NewPetSchema = Type.Object({
 }, {
   $id: 'NewPet',
   additionalProperties: false,
+  examples: [{ name: PET_EXAMPLE.name, categoryId: PET_EXAMPLE.categoryId }],
   description: 'A pet to add. Types are strict (no coercion); `id` and any field not listed are rejected with 400.'
 })
 export type NewPet = Static<typeof NewPetSchema>
@@ -77,7 +81,13 @@ export const PetSchema = Type.Object({
 })
 export type Pet = Static<typeof PetSchema>
 
+/** Default number of pets on a list page. */
+export const PAGE_LIMIT_DEFAULT = 20
+/** Most pets on a list page. */
+export const PAGE_LIMIT_MAX = 100
+
 export const PetsSchema = Type.Array(Type.Ref(PetSchema), {
   $id: 'Pets',
-  description: 'Pets ordered by `id` ascending.'
+  maxItems: PAGE_LIMIT_MAX,
+  description: `Pets ordered by \`id\` ascending, at most ${PAGE_LIMIT_MAX} (one page).`
 })

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
-import { ErrorSchema } from './error.js'
+import { ERROR_CODES, ERRORS, RETRY_AFTER_SECONDS, type ErrorCode } from '../errors/catalogue.js'
+import { ErrorSchema, type ErrorBody } from './error.js'
 
 /** An OpenAPI response header, as @fastify/swagger reads it from a response schema. */
 export interface HeaderSpec {
@@ -26,7 +26,7 @@ export const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {
   'RateLimit-Policy': {
     type: 'string',
     description: 'IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: ' +
-      '`per-key` for a request with a valid key, `failed-auth` (per client address) for a 401.',
+      '`per-key` for a request with a valid key, `failed-auth` (per client address) for a request whose key fails (its 401, or its 429 once the address is over that limit).',
     example: '"per-key";q=6000;w=60'
   },
   RateLimit: {
@@ -36,17 +36,37 @@ export const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {
   }
 }
 
-/** The schema of an Error answer with its description and headers. */
-export function errorResponse (description: string, headers?: Record<string, HeaderSpec>) {
-  return { ...Type.Ref(ErrorSchema), description, ...(headers === undefined ? {} : { headers }) }
+// the codes an error answer's description names, as `code`
+const NAMED_CODE = /`([a-z_]+)`/g
+
+/** The codes a description names in backticks, in catalogue order. */
+export function codesNamedIn (description: string): ErrorCode[] {
+  const named = new Set([...description.matchAll(NAMED_CODE)].map((match) => match[1]))
+  return ERROR_CODES.filter((code) => named.has(code))
+}
+
+/** An example Error body: the code's own status, and its catalogue message unless a more telling one is given. */
+export function errorExample (code: ErrorCode, message?: string): ErrorBody {
+  return { code, message: message ?? ERRORS[code].message, status: ERRORS[code].status }
+}
+
+/**
+ * The schema of an Error answer with its description, headers and examples: one example for each
+ * code the description names in backticks (so the document shows, for each answer, the codes it
+ * can carry with their own status); `messages` gives an example a more telling message than the catalogue's.
+ */
+export function errorResponse (description: string, headers?: Record<string, HeaderSpec>, messages: Partial<Record<ErrorCode, string>> = {}) {
+  const examples = Object.fromEntries(codesNamedIn(description).map((code) => [code, { summary: code, value: errorExample(code, messages[code]) }]))
+  return { ...Type.Ref(ErrorSchema), description, 'x-examples': examples, ...(headers === undefined ? {} : { headers }) }
 }
 
 /** The Error answers every authenticated operation can give. */
 export function commonErrorResponses (headers?: Record<string, HeaderSpec>) {
   return {
     401: errorResponse('Missing, malformed, unknown or revoked API key (`unauthorized`).', { ...headers, 'WWW-Authenticate': WWW_AUTHENTICATE_HEADER }),
-    429: errorResponse('Over a rate limit (`rate_limited`): the API key\'s request limit, or too many failed authentications from this address; retry after `Retry-After` seconds.',
-      { ...headers, 'Retry-After': { type: 'string', description: 'Seconds until the limit\'s window resets.', example: '30' } }),
+    429: errorResponse('Over a rate limit (`rate_limited`): the API key\'s request limit, or too many failed authentications from this address ' +
+      '(only requests whose key fails are refused for that); retry after `Retry-After` seconds.',
+    { ...headers, 'Retry-After': { type: 'string', description: 'Seconds until the limit\'s window resets.', example: '30' } }),
     500: errorResponse('Unexpected failure (`internal_error`); the message carries no internals.', headers),
     503: errorResponse('The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds.', { ...headers, 'Retry-After': RETRY_AFTER_HEADER })
   }

@@ -345,7 +345,7 @@ describe('failed-authentication limit per client address', () => {
   })
 
   test('When a blocked address is refused, then the failed-auth rejection is counted in the metrics', async (t) => {
-    const { app, auth } = await buildTestApp(t, { env })
+    const { app } = await buildTestApp(t, { env })
     for (let i = 0; i < 3; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.9')
     // a 401 is not a rejection by a rate limit
     assert.doesNotMatch(await metricsText(app), /petstore_rate_limit_rejections_total\{policy="failed-auth"\} [1-9]/)

@@ -986,6 +986,13 @@ export class ApiFuzzer {
       if (status === 401 && challenge !== expected) problems.push(`WWW-Authenticate is ${JSON.stringify(challenge)}, expected ${JSON.stringify(expected)}`)
       return problems
     }
+    const unknown = this.#unknownQueryParameter(operation, sent)
+    if (unknown !== undefined) {
+      // query validation comes after the body is parsed and validated: a body that fails first decides the answer
+      const verdict = operation.bodySchema === undefined ? undefined : this.#judgeBody(request, operation, sent)
+      expect(verdict?.kind === 'expect' ? verdict.statuses : [400], `query parameter ${JSON.stringify(shorten(unknown, 40))} is not documented`)
+      return problems
+    }
     switch (operation.id) {
       case 'listStoreOrders':
         expect([501], 'store orders are not implemented')
@@ -1008,6 +1015,15 @@ export class ApiFuzzer {
     const match = BEARER_CREDENTIALS.exec(header)
     if (match === null) return 'malformed'
     return match[1] === this.#key ? 'valid' : 'unknown'
+  }
+
+  /** A query parameter sent that the operation does not document (which it must refuse). */
+  #unknownQueryParameter (operation: ApiOperation, sent: Sent): string | undefined {
+    const documented = new Set(operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name))
+    for (const key of sent.values.keys()) {
+      if (key.startsWith('query:') && !documented.has(key.slice('query:'.length))) return key.slice('query:'.length)
+    }
+    return undefined
   }
 
   /** Whether the decoded query or path parameters are valid against their schemas (integers in plain decimal). */
