@@ -9,6 +9,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/p
 import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
 import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
+import { DOCS_PREFIX } from './api-reference.js'
 import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
 
@@ -49,8 +50,10 @@ ${REQUEST_TIMEOUT_MS / 1000} s (408) and oversized headers (431). The codes are 
 ${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names the field and the problem.
 
 ## Creating pets
-Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters of
-printable text; \`categoryId\` must lie within ±(2^53−1) so every client holds it exactly. As in JSON
+Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters, at least one
+of them visible (not Unicode White_Space or Default_Ignorable_Code_Point, so a name of only NBSP or
+U+200B is blank), and no control characters or bidirectional controls (which could make a name display
+as something else); \`categoryId\` must lie within ±(2^53−1) so every client holds it exactly. As in JSON
 Schema, an integer is any JSON number without a fractional part (\`1.0\` is 1, \`1e2\` is 100); \`1.5\` and a
 fraction that parsing would round away (\`1.0000000000000001\`) are rejected, never rounded; \`status\` defaults to
 \`available\`. Bodies must be UTF-8 (another declared \`charset\` is 415). A client-supplied \`id\` or any
@@ -121,27 +124,45 @@ function describeRateLimits (config: Config): string {
 }
 
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
-const REQUEST_ID_HEADER_SPEC: HeaderSpec = { type: 'string', description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.' }
+const REQUEST_ID_HEADER_SPEC: HeaderSpec = {
+  type: 'string',
+  description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.',
+  example: '0f8fad5b-d9cb-469f-a165-70867728950e'
+}
 
-type Responses = Record<string, { headers?: Record<string, unknown> }>
-type Operation = { security?: unknown[], responses?: Responses }
+type Response = { headers?: Record<string, unknown>, content?: unknown }
+type Operation = { operationId?: string, security?: unknown[], responses?: Record<string, Response> }
 
-/** Adds the headers every answer carries to each response of the document, so they are written once. */
-function addCommonResponseHeaders (document: { paths?: Record<string, Record<string, unknown>> }, rateLimited: boolean): void {
+/**
+ * Adds the headers answers carry besides their own to each response of the document, so they
+ * are written once: `X-Request-Id` on every answer; on an operation that takes a key, the
+ * per-key rate-limit fields (when that limit is on) and, on its 401 and 429, the failed-auth
+ * policy's. HEAD operations answer without a body, so their responses lose their content.
+ */
+function addCommonResponseHeaders (document: { paths?: Record<string, Record<string, unknown>> }, perKeyLimited: boolean): void {
   for (const path of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(path) as Operation[]) {
+    for (const [method, operation] of Object.entries(path) as Array<[string, Operation]>) {
       const authenticated = operation.security === undefined || operation.security.length > 0
-      for (const response of Object.values(operation.responses ?? {})) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const extra: Record<string, HeaderSpec> = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC }
-        if (authenticated && rateLimited) Object.assign(extra, RATE_LIMIT_HEADERS)
+        if (authenticated && (perKeyLimited || status === '401' || status === '429')) Object.assign(extra, RATE_LIMIT_HEADERS)
         response.headers = {
           ...response.headers,
           ...Object.fromEntries(Object.entries(extra).map(([name, { type, description, example }]) =>
             [name, { description, schema: { type, ...(example === undefined ? {} : { example }) } }]))
         }
+        if (method === 'head') delete response.content
       }
     }
   }
+}
+
+/** The service is proprietary: no license document to link, so the document names it with an SPDX reference (OpenAPI 3.1 `identifier`). */
+export const API_LICENSE = { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' } as const
+
+/** Who answers for the API: its reference page on this deployment, where the operator's contact belongs too. */
+function apiContact (config: Config): { name: string, url: string } {
+  return { name: 'Pet Store API reference', url: `${unversionedServers(config)[0]?.url.replace(/\/$/, '') ?? ''}${DOCS_PREFIX}` }
 }
 
 /** Registers @fastify/swagger; it builds the document from the schemas of the routes registered after it. */
@@ -151,7 +172,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config) },
+      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config), contact: apiContact(config), license: API_LICENSE },
       servers,
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
@@ -169,6 +190,8 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
       },
       security: [{ bearerAuth: [] }]
     },
+    // HEAD is served wherever GET is (Fastify adds it), so the document says so: operations "<GET's id>-head"
+    exposeHeadRoutes: true,
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
       addCommonResponseHeaders(document as Parameters<typeof addCommonResponseHeaders>[0], config.rateLimitMax > 0)

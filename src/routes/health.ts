@@ -16,7 +16,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       operationId: 'getHealth',
       summary: 'Liveness: the process is up',
-      response: { 200: { ...StatusSchema, description: 'The process is up: `{"status":"ok"}`.' } }
+      response: { 200: { ...StatusSchema, description: 'The process is up: `{"status":"ok"}`.', examples: [{ status: 'ok' }] } }
     }
   }, async () => ({ status: 'ok' }))
 
@@ -26,7 +26,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getReadiness',
       summary: 'Readiness: the store answers',
       response: {
-        200: { ...StatusSchema, description: 'The store answers: `{"status":"ready"}`.' },
+        200: { ...StatusSchema, description: 'The store answers: `{"status":"ready"}`.', examples: [{ status: 'ready' }] },
         503: errorResponse('The store does not answer (`service_unavailable`).', { 'Retry-After': RETRY_AFTER_HEADER })
       }
     }

@@ -26,13 +26,21 @@ export const PetStatusSchema = petStatusSchema({
 /** The status a new pet gets when the request does not say. */
 export const DEFAULT_PET_STATUS: PetStatus = 'available'
 
+// never in a name: control characters, unpaired surrogates, and bidirectional controls (which can
+// make a name display as something else, e.g. reversed, in a storefront)
+const NOT_IN_A_NAME = '\\p{Cc}\\p{Cs}\\p{Bidi_Control}'
+// blank: a space of any kind (NBSP, …) or a character that displays as nothing (U+200B, U+FEFF, U+2060, …)
+const BLANK = '\\p{White_Space}\\p{Default_Ignorable_Code_Point}'
+
 const nameSchema = Type.String({
   minLength: 1,
   maxLength: PET_NAME_MAX_LENGTH,
-  // printable text: no control characters or unpaired surrogates, and not only blanks
-  pattern: '^[^\\p{Cc}\\p{Cs}]*[^\\s\\p{Cc}\\p{Cs}][^\\p{Cc}\\p{Cs}]*$',
-  [PATTERN_DESCRIPTION_KEYWORD]: 'printable text with at least one non-blank character and no control characters',
-  description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters of printable text (no control characters), not only blanks.`,
+  pattern: `^[^${NOT_IN_A_NAME}]*[^${NOT_IN_A_NAME}${BLANK}][^${NOT_IN_A_NAME}]*$`,
+  [PATTERN_DESCRIPTION_KEYWORD]: 'text with at least one visible character (not Unicode White_Space or Default_Ignorable_Code_Point) ' +
+    'and no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control)',
+  description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters (Unicode code points) with at least one visible character, ` +
+    'so not only characters that are Unicode White_Space (spaces, NBSP, …) or Default_Ignorable_Code_Point (U+200B, U+FEFF, U+2060, …); ' +
+    'no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control: U+061C, U+200E–200F, U+202A–202E, U+2066–2069).',
   examples: ['Rex']
 })
 
