@@ -44,9 +44,10 @@ about its own body. Operators issue and revoke keys with \`npx petstore keys …
 ## Errors
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
 HTTP status, also for malformed JSON (400 \`malformed_json\`), a content type other than
-\`application/json\` (415), a body over ${BODY_LIMIT_BYTES} bytes (413), an unknown path (404) and a
-method the path does not support (405, with \`Allow\`), a request that does not arrive within
-${REQUEST_TIMEOUT_MS / 1000} s (408) and oversized headers (431). The codes are a stable set:
+\`application/json\` or that has a \`Content-Encoding\` (415, with \`Accept-Encoding: identity\`), a body over
+${BODY_LIMIT_BYTES} bytes (413), an unknown path (404), a method the path does not support (405, with
+\`Allow\`) or that the server does not recognize at all (501), an HTTP/1.1 request without exactly one
+\`Host\` header (400), a request that does not arrive within ${REQUEST_TIMEOUT_MS / 1000} s (408) and oversized headers (431). The codes are a stable set:
 ${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names the field and the problem.
 
 ## Creating pets

@@ -71,7 +71,16 @@ export function noRoute (request: FastifyRequest): ApiError {
   return new ApiError('not_found', `No route ${request.method} ${path}${hint}; the API is described at /v1/openapi.json.`)
 }
 
-/** The 404 of a path no route serves, in the Error shape (and logged as every refusal is). */
+/**
+ * The answer to a request no route serves, in the Error shape (and logged as every refusal is):
+ * 404, or 501 for a method the server does not recognize at all (WebDAV's PROPFIND, …; RFC 9110
+ * §15.6.2). The methods it recognizes (Fastify's, HTTP's own) get 405 with `Allow` on a path that
+ * exists without them (see method-not-allowed.ts).
+ */
 export async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await handleError(noRoute(request), request, reply)
+  const recognized = request.server.supportedMethods
+  const error = recognized.includes(request.method)
+    ? noRoute(request)
+    : new ApiError('not_implemented', `The method ${request.method} is not implemented by this server; it recognizes ${recognized.join(', ')}.`)
+  await handleError(error, request, reply)
 }
