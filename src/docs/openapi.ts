@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifySchema } from 'fastify'
 import { storeWaitBoundMs, type Config } from '../config.js'
 import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
 import { BODY_LIMIT_BYTES } from '../http/content-types.js'
@@ -10,7 +10,7 @@ import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
 import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
 import { DOCS_PREFIX } from './api-reference.js'
-import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
+import { completeDocument, type OpenApiDocument } from './openapi-completion.js'
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
 
 declare module 'fastify' {
@@ -124,40 +124,6 @@ function describeRateLimits (config: Config): string {
     '`rate_limited` with `Retry-After`.'
 }
 
-// on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
-const REQUEST_ID_HEADER_SPEC: HeaderSpec = {
-  type: 'string',
-  description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.',
-  example: '0f8fad5b-d9cb-469f-a165-70867728950e'
-}
-
-type Response = { headers?: Record<string, unknown>, content?: unknown }
-type Operation = { operationId?: string, security?: unknown[], responses?: Record<string, Response> }
-
-/**
- * Adds the headers answers carry besides their own to each response of the document, so they
- * are written once: `X-Request-Id` on every answer; on an operation that takes a key, the
- * per-key rate-limit fields (when that limit is on) and, on its 401 and 429, the failed-auth
- * policy's. HEAD operations answer without a body, so their responses lose their content.
- */
-function addCommonResponseHeaders (document: { paths?: Record<string, Record<string, unknown>> }, perKeyLimited: boolean): void {
-  for (const path of Object.values(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(path) as Array<[string, Operation]>) {
-      const authenticated = operation.security === undefined || operation.security.length > 0
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const extra: Record<string, HeaderSpec> = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC }
-        if (authenticated && (perKeyLimited || status === '401' || status === '429')) Object.assign(extra, RATE_LIMIT_HEADERS)
-        response.headers = {
-          ...response.headers,
-          ...Object.fromEntries(Object.entries(extra).map(([name, { type, description, example }]) =>
-            [name, { description, schema: { type, ...(example === undefined ? {} : { example }) } }]))
-        }
-        if (method === 'head') delete response.content
-      }
-    }
-  }
-}
-
 /** The service is proprietary: no license document to link, so the document names it with an SPDX reference (OpenAPI 3.1 `identifier`). */
 export const API_LICENSE = { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' } as const
 
@@ -168,6 +134,12 @@ function apiContact (config: Config): { name: string, url: string } {
 
 /** Registers @fastify/swagger; it builds the document from the schemas of the routes registered after it. */
 export async function registerOpenApi (app: FastifyInstance, config: Config): Promise<void> {
+  // each operation's route schema, for what the document takes from it beyond swagger (completeDocument)
+  const routeSchemas = new Map<string, FastifySchema>()
+  app.addHook('onRoute', (route) => {
+    const id = route.schema?.operationId
+    if (typeof id === 'string' && route.method !== 'HEAD') routeSchemas.set(id, route.schema as FastifySchema)
+  })
   const servers = [{ url: config.publicBaseUrl, description: 'Production' }]
   if (config.stagingBaseUrl !== undefined) servers.push({ url: config.stagingBaseUrl, description: 'Staging' })
   await app.register(swagger, {
@@ -195,7 +167,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     exposeHeadRoutes: true,
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
-      addCommonResponseHeaders(document as Parameters<typeof addCommonResponseHeaders>[0], config.rateLimitMax > 0)
+      completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, routeSchemas })
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …

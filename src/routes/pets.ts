@@ -7,7 +7,7 @@ import { ifNoneMatchMatches, strongEtag } from '../http/etag.js'
 import { PageCache, type CachedPage } from '../pagination/page-cache.js'
 import { parseIdempotencyKey } from '../idempotency/idempotency-key.js'
 import { CreatePetHeadersSchema, GetPetHeadersSchema } from '../schemas/headers.js'
-import { DEFAULT_PET_STATUS, NewPetSchema, PAGE_LIMIT_DEFAULT, PET_EXAMPLE, PetSchema, PetsSchema } from '../schemas/pet.js'
+import { DEFAULT_PET_STATUS, NewPetSchema, PAGE_LIMIT_DEFAULT, PetSchema, PetsSchema } from '../schemas/pet.js'
 import { ListPetsQuerySchema, PetIdParamsSchema } from '../schemas/query.js'
 import { ACCEPT_ENCODING_HEADER } from '../http/content-types.js'
 import { commonErrorResponses, errorResponse, RETRY_AFTER_HEADER, type HeaderSpec } from '../schemas/responses.js'
@@ -44,7 +44,6 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
         200: {
           ...Type.Ref(PetsSchema),
           description: 'A page of pets (a bare array).',
-          examples: [[PET_EXAMPLE]],
           headers: {
             Link: {
               type: 'string',
@@ -105,7 +104,6 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
         201: {
           ...Type.Ref(PetSchema),
           description: 'Animal added (or, for a repeated `Idempotency-Key`, the answer the first request got).',
-          examples: [PET_EXAMPLE],
           headers: {
             Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', example: '/v1/pets/1' },
             'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', example: 'true' }
@@ -151,7 +149,6 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
         200: {
           ...Type.Ref(PetSchema),
           description: 'The requested animal.',
-          examples: [PET_EXAMPLE],
           headers: {
             ...DEPRECATION_HEADER_SPECS,
             ETag: { type: 'string', description: 'Strong entity tag of this representation; send it back in `If-None-Match` to revalidate.', example: '"3q2-7w"' },

@@ -55,7 +55,7 @@ const categoryIdSchema = Type.Integer({
 })
 
 /** The pet the document's examples show. */
-export const PET_EXAMPLE = { id: 1, name: 'Rex', categoryId: 1, status: DEFAULT_PET_STATUS } as const
+const PET_EXAMPLE = { id: 1, name: 'Rex', categoryId: 1, status: DEFAULT_PET_STATUS } as const
 
 export const NewPetSchema = Type.Object({
   name: nameSchema,
@@ -85,6 +85,7 @@ export const PetSchema = Type.Object({
 }, {
   $id: 'Pet',
   additionalProperties: false,
+  examples: [PET_EXAMPLE],
   description: 'An animal as the service returns it. `status` is always present.'
 })
 export type Pet = Static<typeof PetSchema>
@@ -97,5 +98,6 @@ export const PAGE_LIMIT_MAX = 100
 export const PetsSchema = Type.Array(Type.Ref(PetSchema), {
   $id: 'Pets',
   maxItems: PAGE_LIMIT_MAX,
+  examples: [[PET_EXAMPLE]],
   description: `Pets ordered by \`id\` ascending, at most ${PAGE_LIMIT_MAX} (one page).`
 })
