@@ -1,14 +1,23 @@
 import type { FastifySchema } from 'fastify'
-import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
+import { REQUEST_ID_MAX_LENGTH, REQUEST_ID_PATTERN } from '../http/request-id.js'
+import { CORS_EXPOSED_HEADERS } from '../http/security.js'
+import { headerObject, RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
 
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
 const REQUEST_ID_HEADER_SPEC: HeaderSpec = {
   type: 'string',
   description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.',
+  pattern: REQUEST_ID_PATTERN,
+  maxLength: REQUEST_ID_MAX_LENGTH,
   example: '0f8fad5b-d9cb-469f-a165-70867728950e'
 }
 
-const COMMON_HEADERS: Record<string, HeaderSpec> = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC, ...RATE_LIMIT_HEADERS }
+// on every answer when CORS is on (CORS_ORIGINS): what @fastify/cors sends a browser
+const CORS_HEADERS: Record<string, HeaderSpec> = {
+  'Access-Control-Allow-Origin': { type: 'string', description: 'CORS: the request\'s `Origin`, when it is one of the allowed origins (or `*` when any is).', pattern: '^(\\*|https?://[^/\\s]+)$', maxLength: 2048, example: 'https://app.example.org' },
+  'Access-Control-Expose-Headers': { type: 'string', description: 'CORS: the answer\'s headers a browser script may read.', enum: [CORS_EXPOSED_HEADERS.join(', ')], example: CORS_EXPOSED_HEADERS.join(', ') },
+  Vary: { type: 'string', description: 'CORS: the answer depends on the request\'s `Origin`.', enum: ['Origin'], example: 'Origin' }
+}
 
 interface MediaType { schema?: unknown, example?: unknown, examples?: unknown }
 interface Response { headers?: Record<string, unknown>, content?: Record<string, MediaType> }
@@ -30,6 +39,8 @@ interface WithExamples { examples?: unknown[], 'x-examples'?: Record<string, unk
 export interface CompletionOptions {
   /** Whether the per-key rate limit is on (its fields are then on every answer of an operation). */
   perKeyLimited: boolean
+  /** Whether CORS is on (its fields are then on every answer). */
+  cors: boolean
   /** Each operation's route schema, by operation id. */
   routeSchemas: ReadonlyMap<string, FastifySchema>
 }
@@ -37,14 +48,15 @@ export interface CompletionOptions {
 /**
  * What @fastify/swagger leaves out of the document, added in one pass:
  * - the headers answers carry besides their own, written once under `components.headers`:
- *   `X-Request-Id` on every answer; on an operation that takes a key, the per-key rate-limit
+ *   `X-Request-Id` on every answer, and the CORS fields when CORS is on; on an operation that takes a key, the per-key rate-limit
  *   fields (when that limit is on) and, on its 401 and 429, the failed-auth policy's;
  * - the examples of request bodies and of responses whose schema is a `$ref` (swagger drops
  *   the siblings of a `$ref`), from the route schemas' `examples` and `x-examples`;
  * - HEAD operations answer without a body, so their responses have no content.
  */
 export function completeDocument (document: OpenApiDocument, options: CompletionOptions): void {
-  document.components = { ...document.components, headers: headerComponents() }
+  const common = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC, ...RATE_LIMIT_HEADERS, ...(options.cors ? CORS_HEADERS : {}) }
+  document.components = { ...document.components, headers: Object.fromEntries(Object.entries(common).map(([name, spec]) => [name, headerObject(spec)])) }
   const componentExample = (media: MediaType): unknown => {
     const name = /^#\/components\/schemas\/(.+)$/.exec(String((media.schema as { $ref?: unknown } | undefined)?.$ref ?? ''))?.[1]
     return name === undefined ? undefined : document.components?.schemas?.[name]?.examples?.[0]
@@ -55,7 +67,7 @@ export function completeDocument (document: OpenApiDocument, options: Completion
       addBodyExample(operation, routeSchema?.body as WithExamples | undefined, componentExample)
       const authenticated = operation.security === undefined || operation.security.length > 0
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const names = ['X-Request-Id']
+        const names = ['X-Request-Id', ...(options.cors ? Object.keys(CORS_HEADERS) : [])]
         if (authenticated && (options.perKeyLimited || status === '401' || status === '429')) names.push(...Object.keys(RATE_LIMIT_HEADERS))
         response.headers = { ...response.headers, ...Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }])) }
         if (method === 'head') {
@@ -66,11 +78,6 @@ export function completeDocument (document: OpenApiDocument, options: Completion
       }
     }
   }
-}
-
-function headerComponents (): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(COMMON_HEADERS).map(([name, { type, description, example }]) =>
-    [name, { description, schema: { type }, ...(example === undefined ? {} : { example }) }]))
 }
 
 /** The first of a media type's own schema examples, or of the component it refers to. */

@@ -140,8 +140,9 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     const id = route.schema?.operationId
     if (typeof id === 'string' && route.method !== 'HEAD') routeSchemas.set(id, route.schema as FastifySchema)
   })
-  const servers = [{ url: config.publicBaseUrl, description: 'Production' }]
-  if (config.stagingBaseUrl !== undefined) servers.push({ url: config.stagingBaseUrl, description: 'Staging' })
+  // x-internal: the audience of each server (OWASP API9): both serve the API's clients
+  const servers = [{ url: config.publicBaseUrl, description: 'Production', 'x-internal': false }]
+  if (config.stagingBaseUrl !== undefined) servers.push({ url: config.stagingBaseUrl, description: 'Staging', 'x-internal': false })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -167,7 +168,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     exposeHeadRoutes: true,
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
-      completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, routeSchemas })
+      completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, cors: config.corsOrigins.length > 0, routeSchemas })
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …

@@ -112,6 +112,7 @@ export const ACCEPTED_CONTENT_ENCODING = 'identity'
 export const ACCEPT_ENCODING_HEADER: HeaderSpec = {
   type: 'string',
   description: `RFC 7694: the content codings a request body may have, sent when a body came with a \`Content-Encoding\`: always \`${ACCEPTED_CONTENT_ENCODING}\` (bodies are small; send them uncompressed).`,
+  enum: [ACCEPTED_CONTENT_ENCODING],
   example: ACCEPTED_CONTENT_ENCODING
 }
 

@@ -4,6 +4,9 @@ import { stringify } from 'yaml'
 import { allowOnly } from '../http/method-not-allowed.js'
 import { API_VERSION } from '../docs/openapi.js'
 
+/** A bound on the document's size, in characters (it is about a tenth of it). */
+export const DOCUMENT_MAX_LENGTH = 1_048_576
+
 /** The served OpenAPI document, as JSON and YAML, without authentication. */
 const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
   const common = { tags: ['operations'], security: [] }
@@ -17,6 +20,7 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       operationId: 'getOpenApiJson',
       summary: 'This document, as JSON',
+      description: 'The OpenAPI 3.1 document of this deployment (its servers, limits and settings), without a key.',
       response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The OpenAPI 3.1 document.', examples: [example] } }
     }
   }, async (_request, reply) => reply.type('application/json; charset=utf-8').serializer(JSON.stringify).send(app.swagger()))
@@ -26,8 +30,9 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       operationId: 'getOpenApiYaml',
       summary: 'This document, as YAML',
+      description: 'The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.',
       produces: ['application/yaml'],
-      response: { 200: { type: 'string', description: 'The OpenAPI 3.1 document.', examples: [stringify(example)] } }
+      response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [stringify(example)] } }
     }
   }, async (_request, reply) => {
     yaml ??= stringify(app.swagger(), { schema: 'yaml-1.1' })

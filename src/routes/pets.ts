@@ -19,8 +19,11 @@ const GET_PET_CACHE_CONTROL = 'private, no-cache'
 const GET_PET_CACHE_CONTROL_HEADER: HeaderSpec = {
   type: 'string',
   description: `\`${GET_PET_CACHE_CONTROL}\`: a client may keep the answer but must revalidate it.`,
+  enum: [GET_PET_CACHE_CONTROL],
   example: GET_PET_CACHE_CONTROL
 }
+// a strong entity tag, as etag.ts makes them
+const ETAG_HEADER: HeaderSpec = { type: 'string', description: 'Strong entity tag of this representation; send it back in `If-None-Match` to revalidate.', pattern: '^"[A-Za-z0-9_-]{1,64}"$', maxLength: 66, example: '"3q2-7w"' }
 
 /** Sends a list page already serialized (by the route's own response serializer). */
 function sendPage (reply: FastifyReply, page: CachedPage): FastifyReply {
@@ -48,6 +51,8 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
             Link: {
               type: 'string',
               description: 'RFC 8288 link to the next page, present only when more pets match: `<…/v1/pets?limit=…&cursor=…>; rel="next"`.',
+              pattern: '^<[^>]+/pets\\?[^>]+>; rel="next"$',
+              maxLength: 2000,
               example: '<https://api.petstore.test/v1/pets?limit=20&cursor=eyJhIjoyMH0.c2lnbmF0dXJl>; rel="next"'
             }
           }
@@ -105,8 +110,8 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           ...Type.Ref(PetSchema),
           description: 'Animal added (or, for a repeated `Idempotency-Key`, the answer the first request got).',
           headers: {
-            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', example: '/v1/pets/1' },
-            'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', example: 'true' }
+            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', pattern: '^/v1/pets/[1-9][0-9]{0,15}$', maxLength: 25, example: '/v1/pets/1' },
+            'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', enum: ['true'], example: 'true' }
           }
         },
         400: errorResponse('The body is missing required fields, has invalid values, unknown fields or an `id`, the `Idempotency-Key` header is malformed, ' +
@@ -151,14 +156,14 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           description: 'The requested animal.',
           headers: {
             ...DEPRECATION_HEADER_SPECS,
-            ETag: { type: 'string', description: 'Strong entity tag of this representation; send it back in `If-None-Match` to revalidate.', example: '"3q2-7w"' },
+            ETag: ETAG_HEADER,
             'Cache-Control': GET_PET_CACHE_CONTROL_HEADER
           }
         },
         304: {
           type: 'null',
           description: 'The pet still matches the `If-None-Match` tag; no body.',
-          headers: { ...DEPRECATION_HEADER_SPECS, ETag: { type: 'string', description: 'The matching entity tag.', example: '"3q2-7w"' }, 'Cache-Control': GET_PET_CACHE_CONTROL_HEADER }
+          headers: { ...DEPRECATION_HEADER_SPECS, ETag: { ...ETAG_HEADER, description: 'The matching entity tag.' }, 'Cache-Control': GET_PET_CACHE_CONTROL_HEADER }
         },
         400: errorResponse('`petId` is not a positive integer, or a query parameter was sent (`invalid_request`).', DEPRECATION_HEADER_SPECS,
           { invalid_request: 'path parameter "petId" must be >= 1' }),

@@ -30,10 +30,14 @@ export const CreatePetHeadersSchema = Type.Object({
   }))
 })
 
+// room for a list of dozens of tags, well under Node's 16 KiB of headers
+const IF_NONE_MATCH_MAX_LENGTH = 4096
+
 /** Request headers of `getPet`. */
 export const GetPetHeadersSchema = Type.Object({
   'if-none-match': Type.Optional(Type.String({
-    description: 'An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body.',
+    maxLength: IF_NONE_MATCH_MAX_LENGTH,
+    description: `An \`ETag\` from an earlier answer (or a list of them, or \`*\`): when it still matches, the answer is 304 with no body. At most ${IF_NONE_MATCH_MAX_LENGTH} characters.`,
     examples: ['"3q2-7w"']
   }))
 })

@@ -4,6 +4,7 @@ import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, petIdSchema, petStatusSchema } from
 export const ListPetsQuerySchema = Type.Object({
   // optional for OpenAPI; validation fills in the default, so handlers always see a number
   limit: Type.Optional(Type.Integer({
+    format: 'int32',
     minimum: 1,
     maximum: PAGE_LIMIT_MAX,
     default: PAGE_LIMIT_DEFAULT,

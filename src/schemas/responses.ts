@@ -2,23 +2,39 @@ import { Type } from '@sinclair/typebox'
 import { ERROR_CODES, ERRORS, RETRY_AFTER_SECONDS, type ErrorCode } from '../errors/catalogue.js'
 import { ErrorSchema, type ErrorBody } from './error.js'
 
-/** An OpenAPI response header, as @fastify/swagger reads it from a response schema. */
+/** An OpenAPI response header, as @fastify/swagger reads it from a response schema: what it holds, in words and as schema keywords. */
 export interface HeaderSpec {
   type: 'string'
   description: string
   format?: string
+  pattern?: string
+  maxLength?: number
+  enum?: readonly string[]
   example?: string
 }
+
+/** A header as the OpenAPI document writes it: its words, its schema (the keywords), its example. */
+export function headerObject ({ description, example, ...schema }: HeaderSpec): { description: string, schema: Omit<HeaderSpec, 'description' | 'example'>, example?: string } {
+  return { description, schema, ...(example === undefined ? {} : { example }) }
+}
+
+/** Seconds, as `Retry-After` writes them. */
+const SECONDS = '^[0-9]{1,6}$'
+// a header value no answer of this service exceeds: RateLimit fields, links
+const SHORT_HEADER_MAX_LENGTH = 200
 
 export const WWW_AUTHENTICATE_HEADER: HeaderSpec = {
   type: 'string',
   description: 'The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown.',
+  enum: ['Bearer realm="petstore"', 'Bearer realm="petstore", error="invalid_request"', 'Bearer realm="petstore", error="invalid_token"'],
   example: 'Bearer realm="petstore"'
 }
 
 export const RETRY_AFTER_HEADER: HeaderSpec = {
   type: 'string',
   description: `Seconds to wait before retrying (RFC 9110): always \`${RETRY_AFTER_SECONDS}\` on a 503.`,
+  pattern: SECONDS,
+  maxLength: 6,
   example: String(RETRY_AFTER_SECONDS)
 }
 
@@ -27,11 +43,15 @@ export const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {
     type: 'string',
     description: 'IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: ' +
       '`per-key` for a request with a valid key, `failed-auth` (per client address) for a request whose key fails (its 401, or its 429 once the address is over that limit).',
+    pattern: '^"(per-key|failed-auth)";q=[0-9]+;w=[0-9]+$',
+    maxLength: SHORT_HEADER_MAX_LENGTH,
     example: '"per-key";q=6000;w=60'
   },
   RateLimit: {
     type: 'string',
     description: 'What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`.',
+    pattern: '^"(per-key|failed-auth)";r=[0-9]+;t=[0-9]+$',
+    maxLength: SHORT_HEADER_MAX_LENGTH,
     example: '"per-key";r=5999;t=60'
   }
 }
@@ -66,7 +86,7 @@ export function commonErrorResponses (headers?: Record<string, HeaderSpec>) {
     401: errorResponse('Missing, malformed, unknown or revoked API key (`unauthorized`).', { ...headers, 'WWW-Authenticate': WWW_AUTHENTICATE_HEADER }),
     429: errorResponse('Over a rate limit (`rate_limited`): the API key\'s request limit, or too many failed authentications from this address ' +
       '(only requests whose key fails are refused for that); retry after `Retry-After` seconds.',
-    { ...headers, 'Retry-After': { type: 'string', description: 'Seconds until the limit\'s window resets.', example: '30' } }),
+    { ...headers, 'Retry-After': { type: 'string', description: 'Seconds until the limit\'s window resets.', pattern: SECONDS, maxLength: 6, example: '30' } }),
     500: errorResponse('Unexpected failure (`internal_error`); the message carries no internals.', headers),
     503: errorResponse('The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds.', { ...headers, 'Retry-After': RETRY_AFTER_HEADER })
   }
