@@ -5,6 +5,7 @@ import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
 import { BODY_LIMIT_BYTES } from '../http/content-types.js'
 import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../http/request-id.js'
+import { securityHeaders } from '../http/security.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
 import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
@@ -107,6 +108,11 @@ Every answer carries \`X-Request-Id\`: the request's own when it sent a valid on
 \`A-Z a-z 0-9 . _ : @ / + = -\`), else a new UUID. Quote it when reporting a problem. ${config.corsOrigins.length === 0
     ? 'Browser calls from other origins (CORS) are not enabled on this deployment.'
     : `Browser calls (CORS) are allowed from ${config.corsOrigins.map((origin) => `\`${origin}\``).join(', ')}.`}
+
+## Headers on every answer
+Besides the headers each answer documents, every answer carries these security headers, the same
+on all of them (a JSON API's: nothing may frame, sniff or cache it): ${Object.entries(securityHeaders()).map(([name, value]) => `\`${name}: ${value}\``).join(', ')}.
+\`getPet\` sends its own \`Cache-Control\` (documented on its answers).
 
 ## Availability
 When the database cannot be reached, operations answer 503 \`service_unavailable\` with
