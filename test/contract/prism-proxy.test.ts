@@ -233,7 +233,7 @@ for (const store of testStores()) {
 describe('the Prism validation proxy itself', () => {
   test('When an answer breaks the document it validates against, then Prism reports the violation (so a clean run means something)', async (t) => {
     const { context, fuzzer } = await proxiedService(t, 'sqlite')
-    const document = structuredClone(fuzzer.api.document) as { components: { schemas: { Pet: { properties: { name: Record<string, unknown> } } } } }
+    const document = structuredClone(fuzzer.api.document) as unknown as { components: { schemas: { Pet: { properties: { name: Record<string, unknown> } } } } }
     // a document that says a pet's name has one character at most
     document.components.schemas.Pet.properties.name.maxLength = 1
     const file = join(await tempDir(t), 'tampered.json')
