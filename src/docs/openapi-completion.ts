@@ -58,7 +58,8 @@ export function completeDocument (document: OpenApiDocument, options: Completion
   const common = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC, ...RATE_LIMIT_HEADERS, ...(options.cors ? CORS_HEADERS : {}) }
   document.components = { ...document.components, headers: Object.fromEntries(Object.entries(common).map(([name, spec]) => [name, headerObject(spec)])) }
   const componentExample = (media: MediaType): unknown => {
-    const name = /^#\/components\/schemas\/(.+)$/.exec(String((media.schema as { $ref?: unknown } | undefined)?.$ref ?? ''))?.[1]
+    const ref = (media.schema as { $ref?: unknown } | undefined)?.$ref
+    const name = typeof ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(ref)?.[1] : undefined
     return name === undefined ? undefined : document.components?.schemas?.[name]?.examples?.[0]
   }
   for (const item of Object.values(document.paths ?? {})) {

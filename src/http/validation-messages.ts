@@ -57,7 +57,7 @@ function describeProblem (issue: ValidationIssue): string {
 }
 
 function describeKnownParameters (issue: ValidationIssue): string {
-  const known = Object.keys((issue.parentSchema?.properties ?? {}) as Record<string, unknown>)
+  const known = Object.keys(issue.parentSchema?.properties ?? {})
   return known.length === 0 ? 'this operation takes no query parameters' : `the known ones are ${known.map((name) => `"${name}"`).join(', ')}`
 }
 
