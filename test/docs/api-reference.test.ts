@@ -64,7 +64,7 @@ describe('API reference page (/docs), without a browser', () => {
     assert.deepEqual(page.servers.map((server) => server.url), ['/v1', ...served.servers.map((server) => server.url)])
     assert.ok(served.servers.every((server) => server.url !== '/v1'))
     assert.deepEqual(page.paths, pathsForThePage((served as unknown as { paths: unknown }).paths))
-    const pageParameters = (page.paths as Record<string, Record<string, { parameters?: Array<{ name: string, example?: unknown, description?: string }> }>>)
+    const pageParameters = page.paths as Record<string, Record<string, { parameters?: Array<{ name: string, example?: unknown, description?: string }> }>>
     const cursor = pageParameters['/pets']?.get?.parameters?.find((parameter) => parameter.name === 'cursor')
     assert.equal(cursor?.example, undefined)
     assert.match(cursor?.description ?? '', /Example: `/)
