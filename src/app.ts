@@ -10,9 +10,12 @@ import { handleClientError } from './http/client-errors.js'
 import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from './http/content-types.js'
 import { drainOnClose, REQUEST_TIMEOUT_MS } from './http/drain.js'
 import { handleError, notFound } from './http/error-handler.js'
+import { hostHeader } from './http/host-header.js'
 import { loggerOptions, RequestLogController, type LogStream } from './http/logging.js'
+import { refuseUnknownQueryParameters } from './http/query-parameters.js'
 import { requestIdFor, requestIdHeader } from './http/request-id.js'
 import { addSecurityHeaders } from './http/security.js'
+import { refuseTrailingSlashes } from './http/trailing-slash.js'
 import { buildValidator } from './http/validation.js'
 import { IdempotentCreates } from './idempotency/idempotent-creates.js'
 import { httpMetrics } from './metrics/http-metrics.js'
@@ -33,6 +36,8 @@ export interface RegisteredRoute {
   url: string
   /** True for the stand-ins that only answer 405. */
   methodNotAllowed: boolean
+  /** True for the stand-ins that only answer 404 (paths that end in "/"). */
+  notFound: boolean
 }
 
 declare module 'fastify' {
@@ -83,7 +88,8 @@ function createFastify (config: Config, logStream: LogStream | undefined) {
     // a whole request must arrive within this; a stalled upload cannot hold a connection (or a drain) open.
     // Node only enforces it when the server is created with it, hence the http options as well
     requestTimeout: REQUEST_TIMEOUT_MS,
-    http: { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    // a request without Host gets an Error body from the hostHeader plugin instead of Node's bare 400
+    http: { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000, requireHostHeader: false },
     // long enough that an over-long id reaches auth and validation instead of failing in the router
     routerOptions: { maxParamLength: 1000 },
     clientErrorHandler: handleClientError,
@@ -102,12 +108,13 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   app.decorate('registeredRoutes', registeredRoutes)
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
-      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true })
+      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true, notFound: route.config?.notFound === true })
     }
   })
 
   // first of all hooks: every answer, even one refused early, names its request
   await app.register(requestIdHeader)
+  await app.register(hostHeader)
   await app.register(httpMetrics)
 
   const { store: rawStore } = await openStore(config.database, {
@@ -144,6 +151,8 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
     // after authentication: the limit is per key
     v1.addHook('onRequest', async (request, reply) => { await app.rateLimits.consumeForKey(request, reply) })
     v1.setNotFoundHandler(notFound)
+    refuseTrailingSlashes(v1)
+    refuseUnknownQueryParameters(v1)
     await v1.register(pets)
     await v1.register(orders)
   }, { prefix: '/v1' })

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { connect } from 'node:net'
 import { describe, test } from 'node:test'
 import { ApiError, ERRORS, StoreUnavailableError } from '../src/errors/catalogue.js'
 import { errorBody, toApiError } from '../src/http/error-handler.js'
 import { buildTestApp, testStores } from './helpers/build-app.js'
 import { assertError } from './helpers/assertions.js'
+import { rawExchange } from './helpers/raw-http.js'
 
 for (const store of testStores()) {
   describe(`error answers (${store})`, () => {
@@ -129,16 +129,3 @@ describe('toApiError', () => {
     }
   })
 })
-
-/** Sends raw bytes and returns everything the server writes back before it closes the connection. */
-async function rawExchange (port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1')
-    const chunks: Buffer[] = []
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error('no answer within 5 s')) }, 5_000)
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
-    socket.on('error', () => {})
-    socket.on('close', () => { clearTimeout(timer); resolve(Buffer.concat(chunks).toString('utf8')) })
-    socket.write(request)
-  })
-}

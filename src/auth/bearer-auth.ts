@@ -13,11 +13,9 @@ export interface AuthenticatedKey {
   scope: string
 }
 
-/** Limits on failed authentications, consulted before a key is looked at. */
+/** The limit on failed authentications, told of each request whose key fails. */
 export interface FailedAuthGuard {
-  /** Rejects (with a 429) when the request's address may not try a key now. */
-  assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): Promise<void>
-  /** Counts one failed authentication of the request's address. */
+  /** Counts one failed authentication of the request's address; rejects (with a 429) when the address is over its limit. */
   recordFailedAuth (request: FastifyRequest, reply: FastifyReply): Promise<void>
 }
 
@@ -105,12 +103,12 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
 
   app.decorateRequest('apiKey', null)
   app.addHook('onRequest', async (request, reply) => {
-    // before the key is checked: a blocked address learns nothing, not even whether a guess was right
-    await options.guard.assertAddressNotBlocked(request, reply)
+    // a valid key is served whatever its address did: behind a NAT or a balancer one bad client
+    // must not lock everyone out, and with 256-bit keys a confirmed guess is not a risk worth that
     try {
       request.apiKey = await authenticate(request)
     } catch (error) {
-      // a request without any key guesses nothing: counting it would let anyone lock out an address
+      // a request without any key guesses nothing: it is neither counted nor refused
       if (error instanceof ApiError && error.code === 'unauthorized' && request.headers.authorization !== undefined) {
         await options.guard.recordFailedAuth(request, reply)
       }

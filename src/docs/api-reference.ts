@@ -41,6 +41,23 @@ function serversOf (document: Readonly<Record<string, unknown>>): unknown[] {
   return Array.isArray(document.servers) ? document.servers : []
 }
 
+interface PageParameter { required?: boolean, example?: unknown, description?: string }
+
+/**
+ * The paths as the page shows them: Swagger UI fills "Try it out" with each parameter's example,
+ * which for an optional one would change the request (a cursor from the example is refused, an
+ * example Idempotency-Key would be reused by every create), so an optional parameter's example
+ * moves into its description and its field starts empty. Required ones (a pet's id) keep theirs.
+ */
+export function pathsForThePage (paths: unknown): unknown {
+  return JSON.parse(JSON.stringify(paths ?? {}, (key, value: unknown) => {
+    if (key !== 'parameters' || !Array.isArray(value)) return value
+    return (value as PageParameter[]).map(({ example, ...parameter }) => parameter.required === true || example === undefined
+      ? { ...parameter, ...(example === undefined ? {} : { example }) }
+      : { ...parameter, description: `${parameter.description ?? ''} Example: \`${typeof example === 'string' ? example : JSON.stringify(example)}\`.`.trim() })
+  })) as unknown
+}
+
 /**
  * `GET /docs`: Swagger UI on the served OpenAPI document, every asset from this service
  * (the Swagger UI build shipped inside @fastify/swagger-ui). Its routes are hidden from the document.
@@ -68,7 +85,8 @@ const apiReference: FastifyPluginAsync = async (app) => {
     // listed after it
     transformSpecification: (document) => ({
       ...document,
-      servers: [{ url: '/v1', description: 'This service (where this page was loaded from)' }, ...serversOf(document)]
+      servers: [{ url: '/v1', description: 'This service (where this page was loaded from)' }, ...serversOf(document)],
+      paths: pathsForThePage(document.paths)
     }),
     staticCSP: { ...DOCS_CSP }
   })

@@ -1,18 +1,19 @@
 import swagger from '@fastify/swagger'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifySchema } from 'fastify'
 import { storeWaitBoundMs, type Config } from '../config.js'
 import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
 import { BODY_LIMIT_BYTES, MERGE_PATCH_MEDIA_TYPES } from '../http/content-types.js'
 import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../http/request-id.js'
+import { securityHeaders } from '../http/security.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
 import { describeTransitions, FINAL_STATUSES } from '../lifecycle/status-transitions.js'
 import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
 import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
-import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
-import { PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../schemas/query.js'
+import { DOCS_PREFIX } from './api-reference.js'
+import { completeDocument, type OpenApiDocument } from './openapi-completion.js'
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -24,8 +25,6 @@ declare module 'fastify' {
     'x-hideTryItPanel'?: boolean
     /** Removal date (YYYY-MM-DD) of a deprecated operation. */
     'x-deprecated-sunset'?: string
-    /** An example body of each answer, by status: the document shows it on that response (see placeResponseExamples). */
-    'x-response-examples'?: Readonly<Record<number, unknown>>
   }
 }
 
@@ -47,15 +46,19 @@ about its own body. Operators issue and revoke keys with \`npx petstore keys …
 ## Errors
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
 HTTP status, also for malformed JSON (400 \`malformed_json\`), a content type other than
-\`application/json\` (415; \`updatePet\` also takes \`${MERGE_PATCH_MEDIA_TYPES[0]}\`), a body over ${BODY_LIMIT_BYTES} bytes (413), an unknown path (404) and a
-method the path does not support (405, with \`Allow\`), a request that does not arrive within
-${REQUEST_TIMEOUT_MS / 1000} s (408) and oversized headers (431). The codes are a stable set:
+\`application/json\` or that has a \`Content-Encoding\` (415, with \`Accept-Encoding: identity\`; \`updatePet\` also takes \`${MERGE_PATCH_MEDIA_TYPES[0]}\`), a body over
+${BODY_LIMIT_BYTES} bytes (413), an unknown path (404), a method the path does not support (405, with
+\`Allow\`) or that the server does not recognize at all (501), an HTTP/1.1 request without exactly one
+\`Host\` header (400), a request that does not arrive within ${REQUEST_TIMEOUT_MS / 1000} s (408) and oversized headers (431). The codes are a stable set:
 ${ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A 400's message names the field and the problem.
 
 ## Creating pets
-Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters of
-printable text; \`categoryId\` must lie within ±(2^53−1) so every client holds it exactly, and be
-written as a plain integer (\`1.0\`, \`1e2\` are rejected, never rounded); \`status\` defaults to
+Types are strict: \`"5"\` is not an integer. \`name\` has 1 to ${PET_NAME_MAX_LENGTH} characters, at least one
+of them visible (not Unicode White_Space or Default_Ignorable_Code_Point, so a name of only NBSP or
+U+200B is blank), and no control characters or bidirectional controls (which could make a name display
+as something else); \`categoryId\` must lie within ±(2^53−1) so every client holds it exactly. As in JSON
+Schema, an integer is any JSON number without a fractional part (\`1.0\` is 1, \`1e2\` is 100); \`1.5\` and a
+fraction that parsing would round away (\`1.0000000000000001\`) are rejected, never rounded; \`status\` defaults to
 \`available\`. Bodies must be UTF-8 (another declared \`charset\` is 415). A client-supplied \`id\` or any
 unknown field is rejected. The pet is written durably (fsync'd) before 201 is sent, with
 \`Location: /v1/pets/{id}\`.
@@ -69,8 +72,13 @@ pet twice: one whose status changes during the walk is listed once if the walk r
 that status, else not at all; pets that keep their status are listed exactly once. Pages may be served from memory: a page always includes the pets created or changed through
 the instance that answers, and may miss a pet created or changed through another instance during the last
 ${PAGE_CACHE_MAX_AGE_MS / 1000} s at most. Cursors are opaque and bound to the
-\`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`. Unknown query
-parameters are ignored.
+\`status\` filter; an altered or foreign cursor is a 400 \`invalid_cursor\`.
+
+## Paths and query parameters
+A query parameter an operation does not list is a 400 \`invalid_request\` naming it (so
+\`?status[]=sold\` never returns the unfiltered list); the public routes (probes, this document)
+ignore query strings. No path ends in \`/\`: \`/v1/pets/\` is a 404 \`not_found\`, like any path
+no route serves.
 
 ## Deprecation
 \`GET /pets/{petId}\` is deprecated and is removed on ${GET_PET_SUNSET_PROSE}: its answers carry
@@ -105,8 +113,9 @@ exactly one is made. A change is durable before 200. Retrying a PATCH is safe wi
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
 a request without any key does not count) are limited per client address to ${config.authFailureLimit} per ${AUTH_FAILURE_WINDOW_MS / 1000} s (policy
-\`failed-auth\`, whose fields a 401 carries); past that, requests from the address get 429 before any
-key is checked, valid or not, until the window is over. If the rate-limit store is unreachable,
+\`failed-auth\`, whose fields a 401 carries); past that, requests from the address whose key fails get 429
+instead of 401 until the window is over. A request with a valid key is always served (subject to its
+key's own limit), whatever its address did. If the rate-limit store is unreachable,
 requests are served unlimited and without these fields.
 
 ## Request ids and browsers
@@ -114,6 +123,11 @@ Every answer carries \`X-Request-Id\`: the request's own when it sent a valid on
 \`A-Z a-z 0-9 . _ : @ / + = -\`), else a new UUID. Quote it when reporting a problem. ${config.corsOrigins.length === 0
     ? 'Browser calls from other origins (CORS) are not enabled on this deployment.'
     : `Browser calls (CORS) are allowed from ${config.corsOrigins.map((origin) => `\`${origin}\``).join(', ')}.`}
+
+## Headers on every answer
+Besides the headers each answer documents, every answer carries these security headers, the same
+on all of them (a JSON API's: nothing may frame, sniff or cache it): ${Object.entries(securityHeaders()).map(([name, value]) => `\`${name}: ${value}\``).join(', ')}.
+\`getPet\` sends its own \`Cache-Control\` (documented on its answers).
 
 ## Availability
 When the database cannot be reached, operations answer 503 \`service_unavailable\` with
@@ -131,58 +145,29 @@ function describeRateLimits (config: Config): string {
     '`rate_limited` with `Retry-After`.'
 }
 
-// on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
-const REQUEST_ID_HEADER_SPEC: HeaderSpec = { type: 'string', description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.' }
+/** The service is proprietary: no license document to link, so the document names it with an SPDX reference (OpenAPI 3.1 `identifier`). */
+export const API_LICENSE = { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' } as const
 
-type Responses = Record<string, { headers?: Record<string, unknown>, content?: Record<string, { example?: unknown }> }>
-type Operation = { security?: unknown[], responses?: Responses, 'x-response-examples'?: Record<string, unknown> }
-type OpenApiPaths = { paths?: Record<string, Record<string, unknown>> }
-
-const RESPONSE_EXAMPLES = 'x-response-examples'
-
-/**
- * Moves each operation's `x-response-examples` onto its responses (every media type of the status).
- * @fastify/swagger drops the siblings of a `$ref`, so an example cannot ride on the response schema.
- */
-function placeResponseExamples (document: OpenApiPaths): void {
-  for (const path of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(path) as Operation[]) {
-      const examples = operation[RESPONSE_EXAMPLES]
-      if (examples === undefined) continue
-      for (const [status, example] of Object.entries(examples)) {
-        for (const media of Object.values(operation.responses?.[status]?.content ?? {})) media.example = example
-      }
-      Reflect.deleteProperty(operation, RESPONSE_EXAMPLES)
-    }
-  }
-}
-
-/** Adds the headers every answer carries to each response of the document, so they are written once. */
-function addCommonResponseHeaders (document: OpenApiPaths, rateLimited: boolean): void {
-  for (const path of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(path) as Operation[]) {
-      const authenticated = operation.security === undefined || operation.security.length > 0
-      for (const response of Object.values(operation.responses ?? {})) {
-        const extra: Record<string, HeaderSpec> = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC }
-        if (authenticated && rateLimited) Object.assign(extra, RATE_LIMIT_HEADERS)
-        response.headers = {
-          ...response.headers,
-          ...Object.fromEntries(Object.entries(extra).map(([name, { type, description, example }]) =>
-            [name, { description, schema: { type, ...(example === undefined ? {} : { example }) } }]))
-        }
-      }
-    }
-  }
+/** Who answers for the API: its reference page on this deployment, where the operator's contact belongs too. */
+function apiContact (config: Config): { name: string, url: string } {
+  return { name: 'Pet Store API reference', url: `${unversionedServers(config)[0]?.url.replace(/\/$/, '') ?? ''}${DOCS_PREFIX}` }
 }
 
 /** Registers @fastify/swagger; it builds the document from the schemas of the routes registered after it. */
 export async function registerOpenApi (app: FastifyInstance, config: Config): Promise<void> {
-  const servers = [{ url: config.publicBaseUrl, description: 'Production' }]
-  if (config.stagingBaseUrl !== undefined) servers.push({ url: config.stagingBaseUrl, description: 'Staging' })
+  // each operation's route schema, for what the document takes from it beyond swagger (completeDocument)
+  const routeSchemas = new Map<string, FastifySchema>()
+  app.addHook('onRoute', (route) => {
+    const id = route.schema?.operationId
+    if (typeof id === 'string' && route.method !== 'HEAD') routeSchemas.set(id, route.schema as FastifySchema)
+  })
+  // x-internal: the audience of each server (OWASP API9): both serve the API's clients
+  const servers = [{ url: config.publicBaseUrl, description: 'Production', 'x-internal': false }]
+  if (config.stagingBaseUrl !== undefined) servers.push({ url: config.stagingBaseUrl, description: 'Staging', 'x-internal': false })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config) },
+      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config), contact: apiContact(config), license: API_LICENSE },
       servers,
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
@@ -200,10 +185,11 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
       },
       security: [{ bearerAuth: [] }]
     },
+    // HEAD is served wherever GET is (Fastify adds it), so the document says so: operations "<GET's id>-head"
+    exposeHeadRoutes: true,
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
-      addCommonResponseHeaders(document as OpenApiPaths, config.rateLimitMax > 0)
-      placeResponseExamples(document as OpenApiPaths)
+      completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, cors: config.corsOrigins.length > 0, routeSchemas })
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …

@@ -34,14 +34,23 @@ export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[]
 /** Sent as `Retry-After` with every 503 (and 409 in-progress): the wait is usually brief, and clients that honour it spread their retries. */
 export const RETRY_AFTER_SECONDS = 1
 
-/** An error meant for the client: its code, status and message go out as they are. */
+/** Longest error message sent: a message may quote what the client sent (a field's name), so it is cut there. */
+export const ERROR_MESSAGE_MAX_LENGTH = 1000
+
+/** The message as sent: cut to {@link ERROR_MESSAGE_MAX_LENGTH} characters (code points), ending in "…" when cut. */
+function boundedMessage (message: string): string {
+  const characters = [...message]
+  return characters.length <= ERROR_MESSAGE_MAX_LENGTH ? message : characters.slice(0, ERROR_MESSAGE_MAX_LENGTH - 1).join('') + '…'
+}
+
+/** An error meant for the client: its code, status and message go out as they are (the message bounded). */
 export class ApiError extends Error {
   readonly code: ErrorCode
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
 
   constructor (code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
-    super(message ?? ERRORS[code].message)
+    super(boundedMessage(message ?? ERRORS[code].message))
     this.name = 'ApiError'
     this.code = code
     this.status = ERRORS[code].status

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
@@ -20,7 +21,8 @@ export function handleClientError (this: FastifyInstance, error: Error & { code?
   this.log.debug({ code: error.code, reason: error.message }, 'client error')
   if (socket.writable) {
     const body = JSON.stringify(errorBody(apiError))
-    socket.write(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    // no request was read, so none of its id: a new one, as for a request that sent none
+    socket.write(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${randomUUID()}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }
   socket.destroy()

@@ -1,6 +1,7 @@
-import type { FastifyBodyParser, FastifyInstance } from 'fastify'
+import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
 import secureJson from 'secure-json-parse'
 import { ApiError } from '../errors/catalogue.js'
+import type { HeaderSpec } from '../schemas/responses.js'
 
 /** Largest request body accepted, in bytes (a NewPet needs a few hundred). */
 export const BODY_LIMIT_BYTES = 16 * 1024
@@ -14,7 +15,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 // strings (skipped whole, escapes included), number literals, and the colon that ends a key
 const JSON_TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|:/g
 
-/** A number literal with a fraction or exponent that JSON.parse turned into an integer. */
+/** A number literal whose value has a fractional part that JSON.parse rounded away. */
 interface RoundedLiteral {
   literal: string
   /** The key it was the value of (undefined inside arrays). */
@@ -22,9 +23,25 @@ interface RoundedLiteral {
 }
 
 /**
+ * True when a JSON number literal denotes a whole number: `1`, `1.0`, `1e2` and `1.50e1` do,
+ * `1.5` and `1.0000000000000001` do not. Decided on the digits, since JSON.parse rounds.
+ */
+export function isWholeNumberLiteral (literal: string): boolean {
+  const [, integerDigits = '', fractionDigits = '', exponent = '0'] = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal) ?? []
+  const digits = (integerDigits + fractionDigits).replace(/^0+/, '')
+  if (digits === '') return true
+  const significant = digits.replace(/0+$/, '')
+  // the value is significant × 10^scale; whole exactly when scale is not negative
+  const scale = Number(exponent) - fractionDigits.length + (digits.length - significant.length)
+  return scale >= 0
+}
+
+/**
  * JSON.parse would turn `1.0000000000000001` or `9007199254740990.6` into an integer
  * silently. Such literals are noted at parse time and judged after validation (see
  * {@link refuseRoundedIntegers}), when the schema has said which fields are integers.
+ * A whole number written with a fraction or exponent (`1.0`, `1e2`) is an integer, as
+ * JSON Schema says, and is not noted.
  */
 function findRoundedIntegers (text: string): RoundedLiteral[] {
   const found: RoundedLiteral[] = []
@@ -37,7 +54,7 @@ function findRoundedIntegers (text: string): RoundedLiteral[] {
     } else if (token === ':') {
       field = lastString === undefined ? undefined : JSON.parse(lastString) as string
     } else {
-      if (/[.eE]/.test(token) && Number.isInteger(Number(token))) found.push({ literal: token, field })
+      if (/[.eE]/.test(token) && Number.isInteger(Number(token)) && !isWholeNumberLiteral(token)) found.push({ literal: token, field })
       field = undefined
     }
   }
@@ -80,15 +97,15 @@ function assertUtf8Charset (contentType: string | undefined): void {
 }
 
 /**
- * After validation: a field the schema accepted as a number but that was written as a
- * fraction or exponent (`1.0`, `1e2`) is refused, so an integer field never receives a
- * rounded value. Fields with other problems were already named by validation.
+ * After validation: a field the schema accepted as an integer but whose literal has a
+ * fractional part that parsing rounded away (`1.0000000000000001`) is refused, so an integer
+ * field never receives a rounded value. Fields with other problems were already named by validation.
  */
 export function refuseRoundedIntegers (body: unknown): void {
   if (typeof body !== 'object' || body === null) return
   for (const { literal, field } of roundedLiterals.get(body) ?? []) {
     if (field !== undefined && typeof (body as Record<string, unknown>)[field] !== 'number') continue
-    throw new ApiError('invalid_request', `body: ${field === undefined ? 'a number' : `field "${field}"`} must be an integer written without a fraction or exponent, got ${literal}`)
+    throw new ApiError('invalid_request', `body: ${field === undefined ? 'a number' : `field "${field}"`} must be an integer, got ${literal}, which has a fractional part`)
   }
 }
 
@@ -101,13 +118,38 @@ const parseUtf8Json: FastifyBodyParser<Buffer> = (request, body, done) => {
   }
 }
 
+/** The only content coding a request body may have: none (RFC 7694 names it so in `Accept-Encoding`). */
+export const ACCEPTED_CONTENT_ENCODING = 'identity'
+
+export const ACCEPT_ENCODING_HEADER: HeaderSpec = {
+  type: 'string',
+  description: `RFC 7694: the content codings a request body may have, sent when a body came with a \`Content-Encoding\`: always \`${ACCEPTED_CONTENT_ENCODING}\` (bodies are small; send them uncompressed).`,
+  enum: [ACCEPTED_CONTENT_ENCODING],
+  example: ACCEPTED_CONTENT_ENCODING
+}
+
+/** A body with a content coding (gzip, br, …) is 415 with `Accept-Encoding`, before it is read, rather than parsed as garbled JSON. */
+function assertNoContentEncoding (request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding']
+  if (encoding === undefined || encoding.trim().toLowerCase() === ACCEPTED_CONTENT_ENCODING) return
+  const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
+  if (!hasBody) return
+  throw new ApiError('unsupported_media_type',
+    `The request body has Content-Encoding "${encoding}"; send it uncompressed (Accept-Encoding: ${ACCEPTED_CONTENT_ENCODING}).`,
+    { 'accept-encoding': ACCEPTED_CONTENT_ENCODING })
+}
+
 /**
- * Accepts request bodies as UTF-8 JSON only (anything else is 415), and turns parse
+ * Accepts request bodies as uncompressed UTF-8 JSON only (anything else is 415), and turns parse
  * failures into Error bodies that say what is wrong. `__proto__` and
  * `constructor.prototype` keys are refused rather than risk prototype pollution.
  */
 export function acceptJsonBodiesOnly (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    assertNoContentEncoding(request)
+    return payload
+  })
   // after validation (which names wrong types and unknown fields first)
   app.addHook('preHandler', async (request) => { refuseRoundedIntegers(request.body) })
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseUtf8Json)

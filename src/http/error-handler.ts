@@ -35,15 +35,23 @@ export function toApiError (error: unknown): ApiError {
   return new ApiError('internal_error')
 }
 
-/** Fastify error handler: logs server faults, answers every failure with an Error body. */
+/**
+ * Fastify error handler: answers every failure with an Error body, and logs it at the level it
+ * deserves. `error`, with the stack, is for faults of ours (500) alone; an unavailable store or a
+ * shutdown (503) is a `warn`; every answer a client can provoke (4xx, 501 for what v1 does not
+ * implement) is an `info` line without a stack, so no key holder can flood the error log.
+ */
 export function handleError (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
   if (error instanceof StoreUnavailableError) {
     // the database's or the network's state, not a fault here: counted in the store metrics, and
     // also what a request still running as the store closes at shutdown gets
     request.log.warn({ err: error }, 'request failed: the store is unavailable')
-  } else if (apiError.status >= 500) {
+  } else if (apiError.code === 'internal_error') {
     request.log.error({ err: error }, 'request failed')
+  } else if (apiError.code === 'service_unavailable') {
+    // shutting down, or a probe found the store down (the probe logs why)
+    request.log.warn({ code: apiError.code, reason: apiError.message }, 'request refused: unavailable')
   } else {
     request.log.info({ code: apiError.code, reason: apiError.message }, 'request rejected')
   }
@@ -56,7 +64,23 @@ export function sendError (reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).header(REQUEST_ID_HEADER, reply.request.id).headers(error.headers).type('application/json; charset=utf-8').send(errorBody(error))
 }
 
-/** The 404 of a path no route serves, in the Error shape. */
+/** The error of a path no route serves. */
+export function noRoute (request: FastifyRequest): ApiError {
+  const path = request.url.split('?')[0] ?? ''
+  const hint = path.length > 1 && path.endsWith('/') ? ' (no path ends in "/")' : ''
+  return new ApiError('not_found', `No route ${request.method} ${path}${hint}; the API is described at /v1/openapi.json.`)
+}
+
+/**
+ * The answer to a request no route serves, in the Error shape (and logged as every refusal is):
+ * 404, or 501 for a method the server does not recognize at all (WebDAV's PROPFIND, …; RFC 9110
+ * §15.6.2). The methods it recognizes (Fastify's, HTTP's own) get 405 with `Allow` on a path that
+ * exists without them (see method-not-allowed.ts).
+ */
 export async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await sendError(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}; the API is described at /v1/openapi.json.`))
+  const recognized = request.server.supportedMethods
+  const error = recognized.includes(request.method)
+    ? noRoute(request)
+    : new ApiError('not_implemented', `The method ${request.method} is not implemented by this server; it recognizes ${recognized.join(', ')}.`)
+  await handleError(error, request, reply)
 }

@@ -10,7 +10,9 @@ export const REQUEST_ID_MAX_LENGTH = 128
 
 // what a proxy or client may hand us: ids like UUIDs, ULIDs or "trace-id/span-id"; nothing that
 // could forge a log line or break a header
-const VALID_REQUEST_ID = new RegExp(`^[A-Za-z0-9._:@/+=-]{1,${REQUEST_ID_MAX_LENGTH}}$`)
+/** What an `X-Request-Id` may hold, incoming or outgoing (a UUID fits). */
+export const REQUEST_ID_PATTERN = `^[A-Za-z0-9._:@/+=-]{1,${REQUEST_ID_MAX_LENGTH}}$`
+const VALID_REQUEST_ID = new RegExp(REQUEST_ID_PATTERN)
 
 /** The incoming `X-Request-Id` when it is a plausible id, else a new UUID (Fastify's `genReqId`). */
 export function requestIdFor (request: IncomingMessage): string {

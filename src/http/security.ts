@@ -15,12 +15,15 @@ export const CORS_EXPOSED_HEADERS = [
 // a browser may reuse a preflight answer this long (seconds)
 const PREFLIGHT_MAX_AGE_SECONDS = 600
 
+let everyAnswer: Readonly<Record<string, string>> | undefined
+
 /**
- * Security headers for a JSON API on every answer, and CORS for the listed origins only.
- * Nothing here renders HTML, so the content security policy allows nothing at all.
+ * The security headers every answer carries (names in lower case), worked out once: helmet's, tuned
+ * for a JSON API, and `Cache-Control: no-store` (a route may send its own instead). Nothing here
+ * renders HTML, so the content security policy allows nothing at all.
  */
-export async function addSecurityHeaders (app: FastifyInstance, corsOrigins: readonly string[]): Promise<void> {
-  const headers = {
+export function securityHeaders (): Readonly<Record<string, string>> {
+  everyAnswer ??= Object.freeze({
     ...helmetHeaders({
       contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
       // JSON is never embedded by another site; a cross-origin fetch (CORS) is not affected by this
@@ -32,7 +35,13 @@ export async function addSecurityHeaders (app: FastifyInstance, corsOrigins: rea
     }),
     // answers carry one client's catalogue behind its key: no shared cache may keep them
     'cache-control': 'no-store'
-  }
+  })
+  return everyAnswer
+}
+
+/** Security headers on every answer ({@link securityHeaders}), and CORS for the listed origins only. */
+export async function addSecurityHeaders (app: FastifyInstance, corsOrigins: readonly string[]): Promise<void> {
+  const headers = securityHeaders()
   app.addHook('onRequest', async (_request, reply) => { reply.headers(headers) })
 
   if (corsOrigins.length === 0) return

@@ -31,6 +31,7 @@ export function describeValidationIssue (part: string, issue: ValidationIssue): 
   }
   if (issue.keyword === 'additionalProperties') {
     const extra = String(issue.params.additionalProperty)
+    if (part === 'querystring' && path.length === 0) return `query parameter "${extra}" is unknown; ${describeKnownParameters(issue)}`
     return `${partName === 'body' ? 'body: field' : partName} "${[...path, extra].join('.')}" is not allowed${extra === 'id' ? ' (ids are assigned by the service)' : ''}`
   }
   let problem = describeProblem(issue)
@@ -57,6 +58,11 @@ function describeProblem (issue: ValidationIssue): string {
     }
     default: return issue.message ?? 'is invalid'
   }
+}
+
+function describeKnownParameters (issue: ValidationIssue): string {
+  const known = Object.keys(issue.parentSchema?.properties ?? {})
+  return known.length === 0 ? 'this operation takes no query parameters' : `the known ones are ${known.map((name) => `"${name}"`).join(', ')}`
 }
 
 function article (type: string): string {

@@ -49,7 +49,8 @@ function compileParameterValidator (ajv: Ajv, schema: ObjectSchema): ValidateFun
 
 function createAjv (externalSchemas: Record<string, unknown>): Ajv {
   const ajv = new Ajv(AJV_OPTIONS)
-  // int64 documents the wire type for OpenAPI; the range is enforced by minimum/maximum
+  // int32 and int64 document the wire type for OpenAPI; the range is enforced by minimum/maximum
+  ajv.addFormat('int32', { type: 'number', validate: () => true })
   ajv.addFormat('int64', { type: 'number', validate: () => true })
   // words for a pattern's error message (validation-messages.ts); annotation only
   ajv.addKeyword({ keyword: PATTERN_DESCRIPTION_KEYWORD, schemaType: 'string' })

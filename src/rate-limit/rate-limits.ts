@@ -38,8 +38,8 @@ interface Count {
 // how long checks are skipped after the counter store failed
 const STORE_FAILURE_BACKOFF_MS = 1000
 
-/** Counts one more request (or, with `peek`, only reads the count) under a policy. */
-type Limiter = (request: FastifyRequest, peek?: boolean) => Promise<Count | undefined>
+/** Counts one more request under a policy. */
+type Limiter = (request: FastifyRequest) => Promise<Count | undefined>
 
 /**
  * Fixed-window limits on top of @fastify/rate-limit's counters (in memory, or in Redis shared by
@@ -76,45 +76,35 @@ export class RateLimits {
   /** Counts a request of an authenticated key; throws a 429 when the key is over its limit. */
   async consumeForKey (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (this.#perKey === undefined || this.#options.perKey === undefined) return
-    await this.#consume(this.#perKey, this.#options.perKey, request, reply)
+    await this.#consume(this.#perKey, this.#options.perKey, request, reply, 'Too many requests for this API key')
   }
 
   /**
-   * Throws a 429 when the request's address has used up its failed authentications. It reads
-   * the shared count (every instance's failures), so no instance checks a blocked address's key.
+   * Counts a failed authentication of the request's address (in the shared count, when there is
+   * one) and throws a 429 instead of letting the 401 go out when the address is over its limit.
+   * Only failing requests are counted and refused: a valid key from the same address is served.
    */
-  async assertAddressNotBlocked (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const policy = this.#options.failedAuth
-    const count = await this.#count(this.#failedAuth, request, true)
-    if (count === undefined || count.remaining > 0) return
-    setHeaders(reply, policy, count)
-    this.#options.onRejected(policy)
-    throw tooMany(policy, count.resetSeconds, 'Too many failed authentications from this address')
-  }
-
-  /** Counts a failed authentication of the request's address (never throws: the 401 goes out). */
   async recordFailedAuth (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const count = await this.#count(this.#failedAuth, request)
-    if (count !== undefined) setHeaders(reply, this.#options.failedAuth, count)
+    await this.#consume(this.#failedAuth, this.#options.failedAuth, request, reply, 'Too many failed authentications from this address')
   }
 
-  async #consume (limiter: Limiter, policy: RateLimitPolicy, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  async #consume (limiter: Limiter, policy: RateLimitPolicy, request: FastifyRequest, reply: FastifyReply, what: string): Promise<void> {
     const count = await this.#count(limiter, request)
     if (count === undefined) return
     setHeaders(reply, policy, count)
     if (count.exceeded) {
       this.#options.onRejected(policy)
-      throw tooMany(policy, count.resetSeconds, 'Too many requests for this API key')
+      throw tooMany(policy, count.resetSeconds, what)
     }
   }
 
-  async #count (limiter: Limiter, request: FastifyRequest, peek = false): Promise<Count | undefined> {
+  async #count (limiter: Limiter, request: FastifyRequest): Promise<Count | undefined> {
     if (this.#options.clock.now() < this.#skipUntil) {
       this.#options.onStoreError(undefined)
       return undefined
     }
     try {
-      return await limiter(request, peek)
+      return await limiter(request)
     } catch (error) {
       this.#skipUntil = this.#options.clock.now() + STORE_FAILURE_BACKOFF_MS
       this.#options.onStoreError(error)
@@ -124,8 +114,8 @@ export class RateLimits {
 
   #limiter (app: FastifyInstance, policy: RateLimitPolicy, keyGenerator: (request: FastifyRequest) => string): Limiter {
     const check = app.createRateLimit({ max: policy.quota, timeWindow: policy.windowMs, keyGenerator })
-    return async (request, peek = false) => {
-      const result = await check(request, { increment: !peek })
+    return async (request) => {
+      const result = await check(request)
       if (result.isAllowed) return undefined
       return { remaining: result.remaining, resetSeconds: Math.max(1, result.ttlInSeconds), exceeded: result.isExceeded }
     }

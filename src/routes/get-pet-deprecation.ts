@@ -16,7 +16,13 @@ export const GET_PET_HEADERS = {
 } as const
 
 export const DEPRECATION_HEADER_SPECS: Record<string, HeaderSpec> = {
-  Deprecation: { type: 'string', description: 'RFC 9745: when this operation was deprecated, as `@<unix time>`.', example: GET_PET_HEADERS.deprecation },
-  Sunset: { type: 'string', description: 'RFC 8594: when this operation is removed; from then on it answers 410.', example: GET_PET_HEADERS.sunset },
-  Link: { type: 'string', description: 'The successor: `<…/v1/pets>; rel="successor-version"`.' }
+  Deprecation: { type: 'string', description: 'RFC 9745: when this operation was deprecated, as `@<unix time>`.', enum: [GET_PET_HEADERS.deprecation], example: GET_PET_HEADERS.deprecation },
+  Sunset: { type: 'string', description: 'RFC 8594: when this operation is removed; from then on it answers 410.', enum: [GET_PET_HEADERS.sunset], example: GET_PET_HEADERS.sunset },
+  Link: {
+    type: 'string',
+    description: 'The successor: `<…/v1/pets>; rel="successor-version"`.',
+    pattern: '^<[^>]+/pets>; rel="successor-version"$',
+    maxLength: 1000,
+    example: '<https://api.petstore.test/v1/pets>; rel="successor-version"'
+  }
 }

@@ -5,7 +5,10 @@ import { unversionedServers } from '../docs/openapi.js'
 import { errorResponse, RETRY_AFTER_HEADER } from '../schemas/responses.js'
 import { allowOnly } from '../http/method-not-allowed.js'
 
-const StatusSchema = Type.Object({ status: Type.String() }, { additionalProperties: false })
+/** A probe's answer: `{"status": <the one word it can say>}`. */
+function statusSchema (status: string) {
+  return Type.Object({ status: Type.Literal(status) }, { additionalProperties: false })
+}
 
 /** Liveness and readiness probes: outside `/v1`, without authentication. */
 const health: FastifyPluginAsyncTypebox = async (app) => {
@@ -16,7 +19,8 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       operationId: 'getHealth',
       summary: 'Liveness: the process is up',
-      response: { 200: { ...StatusSchema, description: 'The process is up: `{"status":"ok"}`.' } }
+      description: 'Answers 200 while the process is up, whatever the store does: for a liveness probe.',
+      response: { 200: { ...statusSchema('ok'), description: 'The process is up: `{"status":"ok"}`.', examples: [{ status: 'ok' }] } }
     }
   }, async () => ({ status: 'ok' }))
 
@@ -25,8 +29,9 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
       ...common,
       operationId: 'getReadiness',
       summary: 'Readiness: the store answers',
+      description: 'Answers 200 when the store answers and 503 when it does not: for a load balancer\'s health check.',
       response: {
-        200: { ...StatusSchema, description: 'The store answers: `{"status":"ready"}`.' },
+        200: { ...statusSchema('ready'), description: 'The store answers: `{"status":"ready"}`.', examples: [{ status: 'ready' }] },
         503: errorResponse('The store does not answer (`service_unavailable`).', { 'Retry-After': RETRY_AFTER_HEADER })
       }
     }

@@ -15,6 +15,8 @@ const orders: FastifyPluginAsyncTypebox = async (app) => {
       'x-stability': 'experimental',
       'x-hideTryItPanel': true,
       response: {
+        400: errorResponse('A query parameter was sent; this operation takes none (`invalid_request`).', undefined,
+          { invalid_request: 'query parameter "page" is unknown; this operation takes no query parameters' }),
         501: errorResponse('Store orders are not implemented in v1 (`not_implemented`).'),
         ...commonErrorResponses()
       }

@@ -7,12 +7,22 @@ import { ifNoneMatchMatches, strongEtag } from '../http/etag.js'
 import { PageCache, type CachedPage } from '../pagination/page-cache.js'
 import { parseIdempotencyKey } from '../idempotency/idempotency-key.js'
 import { CreatePetHeadersSchema, GetPetHeadersSchema } from '../schemas/headers.js'
-import { DEFAULT_PET_STATUS, NewPetSchema, PetSchema, PetsSchema } from '../schemas/pet.js'
-import { ListPetsQuerySchema, PAGE_LIMIT_DEFAULT, PetIdParamsSchema } from '../schemas/query.js'
-import { commonErrorResponses, errorResponse, RETRY_AFTER_HEADER } from '../schemas/responses.js'
+import { DEFAULT_PET_STATUS, NewPetSchema, PAGE_LIMIT_DEFAULT, PetSchema, PetsSchema } from '../schemas/pet.js'
+import { ListPetsQuerySchema, PetIdParamsSchema } from '../schemas/query.js'
+import { ACCEPT_ENCODING_HEADER } from '../http/content-types.js'
+import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER, type HeaderSpec } from '../schemas/responses.js'
 import { allowOnly } from '../http/method-not-allowed.js'
 import { DEPRECATION_HEADER_SPECS, GET_PET_HEADERS, GET_PET_SUNSET_AT, GET_PET_SUNSET_DATE } from './get-pet-deprecation.js'
 import updatePet, { petNotFoundMessage } from './update-pet.js'
+
+// a client may keep a pet but must revalidate it (its ETag makes that cheap)
+const GET_PET_CACHE_CONTROL = 'private, no-cache'
+const GET_PET_CACHE_CONTROL_HEADER: HeaderSpec = {
+  type: 'string',
+  description: `\`${GET_PET_CACHE_CONTROL}\`: a client may keep the answer but must revalidate it.`,
+  enum: [GET_PET_CACHE_CONTROL],
+  example: GET_PET_CACHE_CONTROL
+}
 
 /** Sends a list page already serialized (by the route's own response serializer). */
 function sendPage (reply: FastifyReply, page: CachedPage): FastifyReply {
@@ -37,10 +47,19 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           ...Type.Ref(PetsSchema),
           description: 'A page of pets (a bare array).',
           headers: {
-            Link: { type: 'string', description: 'RFC 8288 link to the next page, present only when more pets match: `<…/v1/pets?limit=…&cursor=…>; rel="next"`.' }
+            Link: {
+              type: 'string',
+              description: 'RFC 8288 link to the next page, present only when more pets match: `<…/v1/pets?limit=…&cursor=…>; rel="next"`.',
+              pattern: '^<[^>]+/pets\\?[^>]+>; rel="next"$',
+              maxLength: 2000,
+              example: '<https://api.petstore.test/v1/pets?limit=20&cursor=eyJhIjoyMH0.c2lnbmF0dXJl>; rel="next"'
+            }
           }
         },
-        400: errorResponse('`limit`, `status` or `cursor` is invalid (`invalid_request`, `invalid_cursor`).'),
+        400: errorResponse('`limit`, `status` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`).', undefined, {
+          invalid_request: 'query parameter "limit" must be <= 100',
+          invalid_cursor: 'query parameter "cursor" is not a cursor this service issued'
+        }),
         ...commonErrorResponses()
       }
     }
@@ -90,14 +109,18 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           ...Type.Ref(PetSchema),
           description: 'Animal added (or, for a repeated `Idempotency-Key`, the answer the first request got).',
           headers: {
-            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', example: '/v1/pets/1' },
-            'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', example: 'true' }
+            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', pattern: '^/v1/pets/[1-9][0-9]{0,15}$', maxLength: 25, example: '/v1/pets/1' },
+            'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', enum: ['true'], example: 'true' }
           }
         },
-        400: errorResponse('The body is missing required fields, has invalid values, unknown fields or an `id`, the `Idempotency-Key` header is malformed (`invalid_request`), or the body is not JSON (`malformed_json`).'),
+        400: errorResponse('The body is missing required fields, has invalid values, unknown fields or an `id`, the `Idempotency-Key` header is malformed, ' +
+          'a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`).', undefined, {
+          invalid_request: 'body: field "categoryId" is required',
+          malformed_json: 'The request body is not valid JSON: Unexpected end of JSON input'
+        }),
         409: errorResponse('A request with the same `Idempotency-Key` is still being processed (`idempotency_request_in_progress`); retry after `Retry-After` seconds.', { 'Retry-After': RETRY_AFTER_HEADER }),
         413: errorResponse('The body is larger than the limit (`payload_too_large`).'),
-        415: errorResponse('The body is not `application/json` (`unsupported_media_type`).'),
+        415: errorResponse('The body is not `application/json` in UTF-8, or it has a `Content-Encoding` (`unsupported_media_type`).', { 'Accept-Encoding': ACCEPT_ENCODING_HEADER }),
         422: errorResponse('The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`).'),
         ...commonErrorResponses()
       }
@@ -132,13 +155,18 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           description: 'The requested animal.',
           headers: {
             ...DEPRECATION_HEADER_SPECS,
-            ETag: { type: 'string', description: 'Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to `updatePet`.', example: '"3q2-7w"' },
-            'Cache-Control': { type: 'string', description: '`private, no-cache`: a client may keep the answer but must revalidate it.', example: 'private, no-cache' }
+            ETag: ETAG_HEADER,
+            'Cache-Control': GET_PET_CACHE_CONTROL_HEADER
           }
         },
-        304: { type: 'null', description: 'The pet still matches the `If-None-Match` tag; no body.', headers: { ...DEPRECATION_HEADER_SPECS, ETag: { type: 'string', description: 'The matching entity tag.' } } },
-        400: errorResponse('`petId` is not a positive integer (`invalid_request`).', DEPRECATION_HEADER_SPECS),
-        404: errorResponse('No pet has this id (`pet_not_found`).', DEPRECATION_HEADER_SPECS),
+        304: {
+          type: 'null',
+          description: 'The pet still matches the `If-None-Match` tag; no body.',
+          headers: { ...DEPRECATION_HEADER_SPECS, ETag: { ...ETAG_HEADER, description: 'The matching entity tag.' }, 'Cache-Control': GET_PET_CACHE_CONTROL_HEADER }
+        },
+        400: errorResponse('`petId` is not a positive integer, or a query parameter was sent (`invalid_request`).', DEPRECATION_HEADER_SPECS,
+          { invalid_request: 'path parameter "petId" must be >= 1' }),
+        404: errorResponse('No pet has this id (`pet_not_found`).', DEPRECATION_HEADER_SPECS, { pet_not_found: 'No pet has id 1.' }),
         410: errorResponse('The sunset date has passed; the operation is removed (`gone`).', DEPRECATION_HEADER_SPECS),
         ...commonErrorResponses(DEPRECATION_HEADER_SPECS)
       }
@@ -151,7 +179,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       if (reply.statusCode !== 200 || typeof payload !== 'string') return payload
       // a tag of the bytes: it changes whenever updatePet changes the pet (updatePet answers the same tag)
       const etag = strongEtag(payload)
-      reply.header('etag', etag).header('cache-control', 'private, no-cache')
+      reply.header('etag', etag).header('cache-control', GET_PET_CACHE_CONTROL)
       if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) return payload
       // a 304 has no body, and no Content-Length unless it is the 200's (RFC 9110 §8.6): GET sends none;
       // for HEAD, Fastify's own HEAD hook measures the payload (the 200's) and sends nothing

@@ -8,7 +8,7 @@ import { describeTransitions, FINAL_STATUSES, STATUS_TRANSITIONS } from '../life
 import { UpdatePetHeadersSchema } from '../schemas/headers.js'
 import { PET_STATUSES, PetPatchSchema, PetSchema, type Pet, type PetStatus } from '../schemas/pet.js'
 import { PetIdParamsSchema } from '../schemas/query.js'
-import { commonErrorExamples, commonErrorResponses, errorExample, errorResponse } from '../schemas/responses.js'
+import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../schemas/responses.js'
 
 /** The 404 of a pet id no pet has. */
 export function petNotFoundMessage (petId: number): string {
@@ -37,7 +37,8 @@ function sendTagged (reply: FastifyReply, body: string): FastifyReply {
   return reply.header('etag', strongEtag(body)).type('application/json; charset=utf-8').send(body)
 }
 
-const EXAMPLE_PET: Pet = { id: 1, name: 'Rex', categoryId: 1, status: 'sold' }
+// the pet id the document's examples name
+const EXAMPLE_PET_ID = 1
 const [FINAL_STATUS = 'sold'] = FINAL_STATUSES
 
 /**
@@ -69,28 +70,20 @@ const updatePet: FastifyPluginAsyncTypebox = async (app) => {
         200: {
           ...Type.Ref(PetSchema),
           description: 'The pet as it now is.',
-          headers: {
-            ETag: { type: 'string', description: 'Strong entity tag of the pet as it now is (the tag `getPet` sends for it); send it in `If-Match` to make the next change conditional.', example: '"3q2-7w"' }
-          }
+          headers: { ETag: ETAG_HEADER }
         },
         400: errorResponse('`petId` is not a positive integer, the body is not a valid patch (a field of the wrong type or out of range, `null`, `id` or an unknown field), ' +
-          'or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`).'),
-        404: errorResponse('No pet has this id (`pet_not_found`).'),
-        409: errorResponse(`The status cannot move from the pet's current one to the one asked for (\`invalid_transition\`): only ${describeTransitions()} are allowed. Nothing changed.`),
-        412: errorResponse('`If-Match` does not match the pet\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.'),
-        413: errorResponse('The body is larger than the limit (`payload_too_large`).'),
-        415: errorResponse(`The body is not ${MERGE_PATCH_MEDIA_TYPES.map((type) => `\`${type}\``).join(' or ')} (\`unsupported_media_type\`).`),
+          'or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`).', undefined,
+        { invalid_request: `body: field "status" must be one of ${PET_STATUSES.map((status) => JSON.stringify(status)).join(', ')}` }),
+        404: errorResponse('No pet has this id (`pet_not_found`).', undefined, { pet_not_found: petNotFoundMessage(EXAMPLE_PET_ID) }),
+        409: errorResponse(`The status cannot move from the pet's current one to the one asked for (\`invalid_transition\`): only ${describeTransitions()} are allowed. Nothing changed.`,
+          undefined, { invalid_transition: invalidTransitionMessage(EXAMPLE_PET_ID, FINAL_STATUS, 'available') }),
+        412: errorResponse('`If-Match` does not match the pet\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.',
+          undefined, { precondition_failed: preconditionFailedMessage(EXAMPLE_PET_ID) }),
+        413: errorResponse('The body is larger than the limit (`payload_too_large`).', undefined, { payload_too_large: BODY_TOO_LARGE_MESSAGE }),
+        415: errorResponse(`The body is not ${MERGE_PATCH_MEDIA_TYPES.map((type) => `\`${type}\``).join(' or ')} (\`unsupported_media_type\`).`,
+          undefined, { unsupported_media_type: MERGE_PATCH_ONLY_MESSAGE }),
         ...commonErrorResponses()
-      },
-      'x-response-examples': {
-        200: EXAMPLE_PET,
-        400: errorExample('invalid_request', `body: field "status" must be one of ${PET_STATUSES.map((status) => JSON.stringify(status)).join(', ')}`),
-        404: errorExample('pet_not_found', petNotFoundMessage(EXAMPLE_PET.id)),
-        409: errorExample('invalid_transition', invalidTransitionMessage(EXAMPLE_PET.id, FINAL_STATUS, 'available')),
-        412: errorExample('precondition_failed', preconditionFailedMessage(EXAMPLE_PET.id)),
-        413: errorExample('payload_too_large', BODY_TOO_LARGE_MESSAGE),
-        415: errorExample('unsupported_media_type', MERGE_PATCH_ONLY_MESSAGE),
-        ...commonErrorExamples()
       }
     }
   }, async (request, reply) => {

@@ -26,13 +26,21 @@ export const PetStatusSchema = petStatusSchema({
 /** The status a new pet gets when the request does not say. */
 export const DEFAULT_PET_STATUS: PetStatus = 'available'
 
+// never in a name: control characters, unpaired surrogates, and bidirectional controls (which can
+// make a name display as something else, e.g. reversed, in a storefront)
+const NOT_IN_A_NAME = '\\p{Cc}\\p{Cs}\\p{Bidi_Control}'
+// blank: a space of any kind (NBSP, …) or a character that displays as nothing (U+200B, U+FEFF, U+2060, …)
+const BLANK = '\\p{White_Space}\\p{Default_Ignorable_Code_Point}'
+
 const nameSchema = Type.String({
   minLength: 1,
   maxLength: PET_NAME_MAX_LENGTH,
-  // printable text: no control characters or unpaired surrogates, and not only blanks
-  pattern: '^[^\\p{Cc}\\p{Cs}]*[^\\s\\p{Cc}\\p{Cs}][^\\p{Cc}\\p{Cs}]*$',
-  [PATTERN_DESCRIPTION_KEYWORD]: 'printable text with at least one non-blank character and no control characters',
-  description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters of printable text (no control characters), not only blanks.`,
+  pattern: `^[^${NOT_IN_A_NAME}]*[^${NOT_IN_A_NAME}${BLANK}][^${NOT_IN_A_NAME}]*$`,
+  [PATTERN_DESCRIPTION_KEYWORD]: 'text with at least one visible character (not Unicode White_Space or Default_Ignorable_Code_Point) ' +
+    'and no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control)',
+  description: `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters (Unicode code points) with at least one visible character, ` +
+    'so not only characters that are Unicode White_Space (spaces, NBSP, …) or Default_Ignorable_Code_Point (U+200B, U+FEFF, U+2060, …); ' +
+    'no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control: U+061C, U+200E–200F, U+202A–202E, U+2066–2069).',
   examples: ['Rex']
 })
 
@@ -40,10 +48,14 @@ const categoryIdSchema = Type.Integer({
   format: 'int64',
   minimum: -MAX_EXACT_INTEGER,
   maximum: MAX_EXACT_INTEGER,
-  description: 'Identifier of the category the animal belongs to. Must be an integer (a JSON number, never a string) ' +
-    'within ±(2^53−1), so that every client holds it exactly; larger values are rejected, never rounded.',
+  description: 'Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, ' +
+    'so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and ' +
+    'fractions are rejected, never rounded.',
   examples: [1]
 })
+
+/** The pet the document's examples show. */
+const PET_EXAMPLE = { id: 1, name: 'Rex', categoryId: 1, status: DEFAULT_PET_STATUS } as const
 
 export const NewPetSchema = Type.Object({
   name: nameSchema,
@@ -55,6 +67,7 @@ export const NewPetSchema = Type.Object({
 }, {
   $id: 'NewPet',
   additionalProperties: false,
+  examples: [{ name: PET_EXAMPLE.name, categoryId: PET_EXAMPLE.categoryId }],
   description: 'A pet to add. Types are strict (no coercion); `id` and any field not listed are rejected with 400.'
 })
 export type NewPet = Static<typeof NewPetSchema>
@@ -72,6 +85,7 @@ export const PetSchema = Type.Object({
 }, {
   $id: 'Pet',
   additionalProperties: false,
+  examples: [PET_EXAMPLE],
   description: 'An animal as the service returns it. `status` is always present.'
 })
 export type Pet = Static<typeof PetSchema>
@@ -92,10 +106,18 @@ export const PetPatchSchema = Type.Object({
   description: 'The fields of a pet to change (a JSON Merge Patch, RFC 7396); fields left out keep their value. ' +
     'Types are strict, as for `NewPet`; `null` for a field (every field of a pet is required), `id` and any field not listed are rejected with 400. ' +
     '`{}` changes nothing.'
+,
+  examples: [{ status: 'pending' }]
 })
 export type PetPatch = Static<typeof PetPatchSchema>
+/** Default number of pets on a list page. */
+export const PAGE_LIMIT_DEFAULT = 20
+/** Most pets on a list page. */
+export const PAGE_LIMIT_MAX = 100
 
 export const PetsSchema = Type.Array(Type.Ref(PetSchema), {
   $id: 'Pets',
-  description: 'Pets ordered by `id` ascending.'
+  maxItems: PAGE_LIMIT_MAX,
+  examples: [[PET_EXAMPLE]],
+  description: `Pets ordered by \`id\` ascending, at most ${PAGE_LIMIT_MAX} (one page).`
 })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { assertError } from '../helpers/assertions.js'
+import { pathsForThePage } from '../../src/docs/api-reference.js'
 import { buildTestApp } from '../helpers/build-app.js'
 
 const EXPECTED_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -54,7 +55,7 @@ describe('API reference page (/docs), without a browser', () => {
     assert.deepEqual(Object.keys(document.paths).filter((path) => path.includes('docs')), [])
   })
 
-  test('When the page reads its document, then "try it" goes first to this service (relative /v1), and the served document is unchanged', async (t) => {
+  test('When the page reads its document, then "try it" goes first to this service (relative /v1), optional parameters start empty, and the served document is unchanged', async (t) => {
     const { app } = await buildTestApp(t, { env: { STAGING_BASE_URL: 'https://staging.example.com/v1' } })
 
     const served = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ servers: Array<{ url: string }> }>()
@@ -62,6 +63,11 @@ describe('API reference page (/docs), without a browser', () => {
 
     assert.deepEqual(page.servers.map((server) => server.url), ['/v1', ...served.servers.map((server) => server.url)])
     assert.ok(served.servers.every((server) => server.url !== '/v1'))
-    assert.deepEqual(page.paths, (served as unknown as { paths: unknown }).paths)
+    assert.deepEqual(page.paths, pathsForThePage((served as unknown as { paths: unknown }).paths))
+    const pageParameters = page.paths as Record<string, Record<string, { parameters?: Array<{ name: string, example?: unknown, description?: string }> }>>
+    const cursor = pageParameters['/pets']?.get?.parameters?.find((parameter) => parameter.name === 'cursor')
+    assert.equal(cursor?.example, undefined)
+    assert.match(cursor?.description ?? '', /Example: `/)
+    assert.equal(pageParameters['/pets/{petId}']?.get?.parameters?.find((parameter) => parameter.name === 'petId')?.example, 1)
   })
 })

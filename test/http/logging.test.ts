@@ -4,7 +4,7 @@ import { describe, test } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { generateApiKey } from '../../src/auth/api-keys.js'
 import { redactUrl } from '../../src/http/logging.js'
-import { buildTestApp, type TestApp } from '../helpers/build-app.js'
+import { buildTestApp, testStores, type TestApp } from '../helpers/build-app.js'
 import { assertError } from '../helpers/assertions.js'
 import { captureLogs, recoverableText, type CapturedLogs, type LogRecord } from '../helpers/log-capture.js'
 
@@ -96,7 +96,9 @@ describe('a key never reaches a log line', () => {
       { method: 'GET', url: '/v1/pets', headers: api.auth }])
 
     assert.deepEqual(statuses.slice(0, 2), [401, 401])
-    assert.ok(statuses.slice(2).every((status) => status === 429), statuses.join(' '))
+    // failing keys are refused; the valid key is served
+    assert.ok(statuses.slice(2, -1).every((status) => status === 429), statuses.join(' '))
+    assert.equal(statuses.at(-1), 200)
     assertNoSecretLogged(logs, statuses.length, [...guesses, api.key])
   })
 
@@ -153,7 +155,7 @@ describe('one access-log line per request', () => {
       answers.push(await api.app.inject({ ...request, headers: { ...request.headers, 'x-request-id': `access-${i}` } }))
     }
 
-    assert.deepEqual(answers.map((res) => res.statusCode), [200, 201, 200, 400, 404, 401, 405, 200])
+    assert.deepEqual(answers.map((res) => res.statusCode), [200, 201, 400, 400, 404, 401, 405, 200])
     assert.deepEqual(logs.records().filter((record) => record.msg === 'incoming request'), [])
     for (const [i, [request, url]] of cases.entries()) {
       const lines = linesOf(logs, `access-${i}`)
@@ -212,6 +214,62 @@ describe('one access-log line per request', () => {
     assert.equal(lines[1]?.statusCode, 503)
   })
 })
+
+// pino's numeric levels
+const INFO = 30
+const WARN = 40
+const ERROR = 50
+
+for (const store of testStores()) {
+  describe(`log levels of refused requests (${store})`, () => {
+    // answers any key holder (or anyone) can provoke at will: none may reach the error log or carry a stack
+    const provoked: Array<[string, InjectOptions, number]> = [
+      ['501 for store orders', { method: 'GET', url: '/v1/store/orders' }, 501],
+      ['400 for an invalid limit', { method: 'GET', url: '/v1/pets?limit=0' }, 400],
+      ['400 for an unknown query parameter', { method: 'GET', url: '/v1/pets?status[]=sold' }, 400],
+      ['404 for an unknown pet', { method: 'GET', url: '/v1/pets/999' }, 404],
+      ['404 for an unknown path', { method: 'GET', url: '/v1/nothing' }, 404],
+      ['405 for a method the path does not have', { method: 'DELETE', url: '/v1/pets' }, 405],
+      ['415 for a body that is not JSON', { method: 'POST', url: '/v1/pets', headers: { 'content-type': 'text/plain' }, payload: 'Rex' }, 415],
+      ['400 for malformed JSON', { method: 'POST', url: '/v1/pets', headers: { 'content-type': 'application/json' }, payload: '{"name":' }, 400]
+    ]
+    for (const [what, request, status] of provoked) {
+      test(`When a request gets ${what}, then it is logged at info without a stack, never at error`, async (t) => {
+        const logs = captureLogs()
+        const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+        const id = `provoked-${status}`
+
+        const res = await api.app.inject({ ...request, headers: { ...api.auth, ...request.headers, 'x-request-id': id } })
+
+        assert.equal(res.statusCode, status, res.body)
+        const lines = linesOf(logs, id)
+        assert.deepEqual(lines.map((line) => [line.level, line.msg]), [[INFO, 'request rejected'], [INFO, 'request completed']])
+        assert.ok(lines.every((line) => line.err === undefined && !JSON.stringify(line).includes('    at ')), 'no stack')
+      })
+    }
+
+    test('When a key fails, then the 401 is logged at info without a stack', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+
+      await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: 'Bearer petstore_unknown', 'x-request-id': 'bad-key' } })
+
+      assert.ok(linesOf(logs, 'bad-key').every((line) => Number(line.level) < WARN && line.err === undefined))
+    })
+
+    test('When the store is unreachable, then the 503 is a warn (the database\'s state, not a fault of ours) and nothing is at error', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+      await api.app.store.close()
+
+      await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'store-down' } })
+
+      const levels = linesOf(logs, 'store-down').map((line) => Number(line.level))
+      assert.ok(levels.includes(WARN))
+      assert.ok(levels.every((level) => level < ERROR))
+    })
+  })
+}
 
 describe('redactUrl', () => {
   test('When the URL has no query, then it is returned unchanged', () => {

@@ -172,6 +172,7 @@ describe('public routes and rate limits', () => {
   }
 })
 
+// only requests whose key fails are counted and, over the limit, refused: a valid key is always served
 describe('failed-authentication limit per client address', () => {
   const env = { AUTH_FAILURE_LIMIT: '3' }
 
@@ -186,30 +187,43 @@ describe('failed-authentication limit per client address', () => {
     }
   })
 
-  test('When an address has used up its failures, then even a valid key from it gets 429, while another address is served', async (t) => {
+  test('When an address has used up its failures, then its failing keys get 429 while a valid key from it is served', async (t) => {
     const { app, auth } = await buildTestApp(t, { env })
     for (let i = 0; i < 3; i++) assertError(await listPets(app, UNKNOWN_KEY, '10.1.1.1'), 'unauthorized')
 
-    const blocked = await listPets(app, auth, '10.1.1.1')
-    const other = await listPets(app, auth, '10.1.1.2')
+    const failing = await listPets(app, UNKNOWN_KEY, '10.1.1.1')
+    const valid = await listPets(app, auth, '10.1.1.1')
 
-    assertRateLimited(blocked, 60)
-    assertRateLimitFields(blocked, 'failed-auth', 3, 60, 0)
-    assert.equal(blocked.headers['www-authenticate'], undefined)
-    assert.equal(other.statusCode, 200)
+    assertRateLimited(failing, 60)
+    assertRateLimitFields(failing, 'failed-auth', 3, 60, 0)
+    assert.equal(failing.headers['www-authenticate'], undefined)
+    assert.equal(valid.statusCode, 200, valid.body)
+    assert.doesNotMatch(String(valid.headers.ratelimit), /failed-auth/)
   })
 
-  test('When a blocked address guesses right or wrong, then both answers are the same', async (t) => {
-    const { app, auth } = await buildTestApp(t, { env })
-    for (let i = 0; i < 3; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.1')
+  test('When an address is over its limit, then a valid key keeps being served and its own per-key limit still applies', async (t) => {
+    const { app, auth } = await buildTestApp(t, { env: { ...env, RATE_LIMIT_MAX: '2' } })
+    for (let i = 0; i < 4; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.1')
 
-    const right = await listPets(app, auth, '10.1.1.1')
-    const wrong = await listPets(app, UNKNOWN_KEY, '10.1.1.1')
+    const first = await listPets(app, auth, '10.1.1.1')
+    const second = await listPets(app, auth, '10.1.1.1')
+    const third = await listPets(app, auth, '10.1.1.1')
 
-    assertRateLimited(right, 60)
-    assertRateLimited(wrong, 60)
-    assert.equal(right.body, wrong.body)
-    assert.equal(right.headers.ratelimit, wrong.headers.ratelimit)
+    assert.equal(first.statusCode, 200)
+    assert.equal(second.statusCode, 200)
+    assertRateLimited(third, 60)
+    assertRateLimitFields(third, 'per-key', 2, 60, 0)
+    assertRateLimited(await listPets(app, UNKNOWN_KEY, '10.1.1.1'), 60)
+  })
+
+  test('When an address is over its limit and a request sends no key at all, then it gets 401: it guesses nothing', async (t) => {
+    const { app } = await buildTestApp(t, { env })
+    for (let i = 0; i < 4; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.1')
+
+    const res = await listPets(app, {}, '10.1.1.1')
+
+    assertError(res, 'unauthorized')
+    assert.equal(res.headers.ratelimit, undefined)
   })
 
   test('When requests come with a malformed Authorization header, then they count as failures; without any, they do not', async (t) => {
@@ -219,7 +233,8 @@ describe('failed-authentication limit per client address', () => {
     for (let i = 0; i < 5; i++) missing.push(await listPets(app, {}, '10.1.1.3'))
     const malformed = []
     for (const header of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer a b']) malformed.push(await listPets(app, { authorization: header }, '10.1.1.3'))
-    const blocked = await listPets(app, auth, '10.1.1.3')
+    const blocked = await listPets(app, { authorization: 'Bearer' }, '10.1.1.3')
+    const valid = await listPets(app, auth, '10.1.1.3')
 
     // probes or a misconfigured client without a key must not lock their address out
     for (const res of missing) {
@@ -231,6 +246,7 @@ describe('failed-authentication limit per client address', () => {
       assertRateLimitFields(res, 'failed-auth', 3, 60, 2 - index)
     })
     assertRateLimited(blocked, 60)
+    assert.equal(valid.statusCode, 200)
   })
 
   test('When an address authenticates successfully, then its failure count is not touched', async (t) => {
@@ -253,7 +269,8 @@ describe('failed-authentication limit per client address', () => {
     const first = await listPets(app, UNKNOWN_KEY, '2001:db8::1')
     const second = await listPets(app, UNKNOWN_KEY, '2001:db8::2')
     const third = await listPets(app, UNKNOWN_KEY, '2001:db8:0:0:abcd::3')
-    const sameNetwork = await listPets(app, auth, '2001:db8::ffff')
+    const sameNetwork = await listPets(app, UNKNOWN_KEY, '2001:db8::ffff')
+    const sameNetworkValid = await listPets(app, auth, '2001:db8::ffff')
     const otherNetwork = await listPets(app, auth, '2001:db8:0:1::1')
     const otherNetworkFailure = await listPets(app, UNKNOWN_KEY, '2001:db8:0:1::2')
 
@@ -261,6 +278,7 @@ describe('failed-authentication limit per client address', () => {
     assertRateLimitFields(second, 'failed-auth', 3, 60, 1)
     assertRateLimitFields(third, 'failed-auth', 3, 60, 0)
     assertRateLimited(sameNetwork, 60)
+    assert.equal(sameNetworkValid.statusCode, 200)
     assert.equal(otherNetwork.statusCode, 200)
     assertError(otherNetworkFailure, 'unauthorized')
     assertRateLimitFields(otherNetworkFailure, 'failed-auth', 3, 60, 2)
@@ -273,8 +291,9 @@ describe('failed-authentication limit per client address', () => {
     await listPets(app, UNKNOWN_KEY, '::ffff:10.1.1.5')
     await listPets(app, UNKNOWN_KEY, '10.1.1.5')
 
-    assertRateLimited(await listPets(app, auth, '::ffff:10.1.1.5'), 60)
-    assert.equal((await listPets(app, auth, '::ffff:10.1.1.6')).statusCode, 200)
+    assertRateLimited(await listPets(app, UNKNOWN_KEY, '::ffff:10.1.1.5'), 60)
+    assertError(await listPets(app, UNKNOWN_KEY, '::ffff:10.1.1.6'), 'unauthorized')
+    assert.equal((await listPets(app, auth, '::ffff:10.1.1.5')).statusCode, 200)
   })
 
   test('When there is no trusted proxy, then a forged X-Forwarded-For does not escape the count', async (t) => {
@@ -283,9 +302,10 @@ describe('failed-authentication limit per client address', () => {
     for (let i = 0; i < 3; i++) {
       await app.inject({ method: 'GET', url: '/v1/pets', headers: { ...UNKNOWN_KEY, 'x-forwarded-for': `198.51.100.${i}` }, remoteAddress: '10.1.1.10' })
     }
-    const res = await app.inject({ method: 'GET', url: '/v1/pets', headers: { ...auth, 'x-forwarded-for': '198.51.100.99' }, remoteAddress: '10.1.1.10' })
+    const res = await app.inject({ method: 'GET', url: '/v1/pets', headers: { ...UNKNOWN_KEY, 'x-forwarded-for': '198.51.100.99' }, remoteAddress: '10.1.1.10' })
 
     assertRateLimited(res, 60)
+    assert.equal((await app.inject({ method: 'GET', url: '/v1/pets', headers: auth, remoteAddress: '10.1.1.10' })).statusCode, 200)
   })
 
   test('When TRUST_PROXY names one hop, then failures are counted per forwarded client, not per proxy', async (t) => {
@@ -295,8 +315,9 @@ describe('failed-authentication limit per client address', () => {
 
     for (let i = 0; i < 3; i++) assertError(await viaProxy(UNKNOWN_KEY, '198.51.100.7'), 'unauthorized')
 
-    assertRateLimited(await viaProxy(auth, '198.51.100.7'), 60)
-    assert.equal((await viaProxy(auth, '198.51.100.8')).statusCode, 200)
+    assertRateLimited(await viaProxy(UNKNOWN_KEY, '198.51.100.7'), 60)
+    assertError(await viaProxy(UNKNOWN_KEY, '198.51.100.8'), 'unauthorized')
+    assert.equal((await viaProxy(auth, '198.51.100.7')).statusCode, 200)
   })
 
   test('When the failed-auth minute is over, then a blocked address may try again', async (t) => {
@@ -304,7 +325,7 @@ describe('failed-authentication limit per client address', () => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() })
     for (let i = 0; i < 3; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.7')
     t.mock.timers.tick(30_000)
-    assertRateLimited(await listPets(app, auth, '10.1.1.7'), 30)
+    assertRateLimited(await listPets(app, UNKNOWN_KEY, '10.1.1.7'), 30)
 
     t.mock.timers.tick(31_000)
     const valid = await listPets(app, auth, '10.1.1.7')
@@ -319,16 +340,17 @@ describe('failed-authentication limit per client address', () => {
     const { app, auth } = await buildTestApp(t, { env: { ...env, RATE_LIMIT_MAX: '0' } })
     for (let i = 0; i < 3; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.8')
 
-    assertRateLimited(await listPets(app, auth, '10.1.1.8'), 60)
+    assertRateLimited(await listPets(app, UNKNOWN_KEY, '10.1.1.8'), 60)
+    assert.equal((await listPets(app, auth, '10.1.1.8')).statusCode, 200)
   })
 
   test('When a blocked address is refused, then the failed-auth rejection is counted in the metrics', async (t) => {
-    const { app, auth } = await buildTestApp(t, { env })
+    const { app } = await buildTestApp(t, { env })
     for (let i = 0; i < 3; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.9')
     // a 401 is not a rejection by a rate limit
     assert.doesNotMatch(await metricsText(app), /petstore_rate_limit_rejections_total\{policy="failed-auth"\} [1-9]/)
 
-    assertRateLimited(await listPets(app, auth, '10.1.1.9'), 60)
+    assertRateLimited(await listPets(app, UNKNOWN_KEY, '10.1.1.9'), 60)
 
     const text = await metricsText(app)
     assert.match(text, /^petstore_rate_limit_rejections_total\{policy="failed-auth"\} 1$/m)

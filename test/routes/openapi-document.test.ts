@@ -4,23 +4,29 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { parse as parseYaml } from 'yaml'
 import { DOCS_PREFIX } from '../../src/docs/api-reference.js'
+import { API_LICENSE } from '../../src/docs/openapi.js'
 import { ERROR_CODES, ERRORS, type ErrorCode } from '../../src/errors/catalogue.js'
+import { securityHeaders } from '../../src/http/security.js'
+import { DOCUMENT_MAX_LENGTH } from '../../src/routes/openapi-document.js'
+import { IDEMPOTENCY_KEY_PATTERN } from '../../src/schemas/headers.js'
+import { codesNamedIn } from '../../src/schemas/responses.js'
 import { buildTestApp } from '../helpers/build-app.js'
 
 const ENV = { PUBLIC_BASE_URL: 'https://api.example.com/v1', STAGING_BASE_URL: 'https://staging.example.com/v1' }
 
+interface MediaType { schema: unknown, example?: unknown, examples?: Record<string, { value: unknown }> }
 interface Operation {
   operationId?: string
   deprecated?: boolean
   security?: unknown[]
-  responses: Record<string, { headers?: Record<string, unknown>, content?: Record<string, { schema: unknown, example?: unknown }> }>
-  requestBody?: { content: Record<string, { schema: unknown }> }
-  parameters?: Array<{ name: string, in: string, schema: Record<string, unknown> }>
+  requestBody?: { content?: Record<string, MediaType> }
+  responses: Record<string, { description?: string, headers?: Record<string, unknown>, content?: Record<string, MediaType> }>
+  parameters?: Array<{ name: string, in: string, schema: Record<string, unknown>, example?: unknown }>
   [extension: `x-${string}`]: unknown
 }
 type Document = {
   openapi: string
-  info: { version: string }
+  info: { version: string, description?: string, license?: unknown, contact?: unknown }
   servers: Array<{ url: string }>
   security: unknown[]
   paths: Record<string, Record<string, Operation>>
@@ -49,7 +55,7 @@ describe('the served OpenAPI document', () => {
     await SwaggerParser.validate(structuredClone(document) as never)
   })
 
-  test('When it is fetched as YAML, then it is the same document', async (t) => {
+  test('When it is fetched as YAML, then YAML 1.2 and YAML 1.1 readers both load the same document as the JSON', async (t) => {
     const { document, app } = await fetchDocument(t)
 
     const res = await app.inject({ method: 'GET', url: '/v1/openapi.yaml' })
@@ -57,6 +63,68 @@ describe('the served OpenAPI document', () => {
     assert.equal(res.statusCode, 200)
     assert.match(String(res.headers['content-type']), /^application\/yaml/)
     assert.deepEqual(parseYaml(res.body), document)
+    // a YAML 1.1 reader (js-yaml, PyYAML) would load an unquoted 2030-12-05 as a timestamp
+    assert.deepEqual(parseYaml(res.body, { schema: 'yaml-1.1' }), document)
+    assert.match(res.body, /x-deprecated-sunset: "2030-12-05"/)
+    assert.ok(res.body.length < DOCUMENT_MAX_LENGTH)
+  })
+
+  test('When info is read, then it names the license and a contact', async (t) => {
+    const { document } = await fetchDocument(t)
+
+    assert.deepEqual(document.info.license, API_LICENSE)
+    assert.deepEqual(document.info.contact, { name: 'Pet Store API reference', url: 'https://api.example.com/docs' })
+  })
+
+  test('When examples are read, then every parameter, request body and response with content has one, and each error example carries its own status and a code of that status its description names', async (t) => {
+    const { document } = await fetchDocument(t)
+
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${path}`
+        for (const parameter of op.parameters ?? []) assert.ok(parameter.example !== undefined, `${where}: parameter ${parameter.name} has an example`)
+        for (const media of Object.values(op.requestBody?.content ?? {})) assert.ok(media.example !== undefined, `${where}: the request body has an example`)
+        for (const [status, response] of Object.entries(op.responses)) {
+          for (const media of Object.values(response.content ?? {})) {
+            assert.ok(media.example !== undefined || media.examples !== undefined, `${where} ${status} has an example`)
+            if (Number(status) < 400) continue
+            const examples = Object.values(media.examples ?? {}).map((example) => example.value as { code: ErrorCode, status: number })
+            assert.ok(examples.length > 0, `${where} ${status}: one example per code`)
+            for (const example of examples) {
+              assert.equal(example.status, Number(status), `${where} ${status}: ${example.code}`)
+              assert.equal(ERRORS[example.code].status, Number(status), `${where} ${status}: ${example.code} is a ${status} code`)
+            }
+            assert.deepEqual(examples.map((example) => example.code), codesNamedIn(response.description ?? ''), `${where} ${status}: an example for each code the description names`)
+          }
+        }
+      }
+    }
+  })
+
+  test('When the 401 and 429 answers are read, then they document the failed-auth policy\'s RateLimit fields, even with per-key limiting off', async (t) => {
+    const { app } = await buildTestApp(t, { env: { ...ENV, RATE_LIMIT_MAX: '0' } })
+    const document: Document = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
+
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (op.security !== undefined) continue
+        for (const status of ['401', '429']) {
+          assert.deepEqual(Object.keys(op.responses[status]?.headers ?? {}).filter((name) => name.startsWith('RateLimit')).sort(), ['RateLimit', 'RateLimit-Policy'], `${method} ${path} ${status}`)
+        }
+        assert.equal(op.responses['200']?.headers?.RateLimit, undefined, `${method} ${path}: no per-key fields when that limit is off`)
+      }
+    }
+  })
+
+  test('When the document\'s prose lists the headers on every answer, then they are the ones every answer carries', async (t) => {
+    const { document, app } = await fetchDocument(t)
+
+    const res = await app.inject({ method: 'GET', url: '/healthz' })
+
+    for (const [name, value] of Object.entries(securityHeaders())) {
+      assert.ok(String(document.info.description).includes(`\`${name}: ${value}\``), `the prose names ${name}`)
+      if (name !== 'cache-control') assert.equal(res.headers[name], value)
+    }
   })
 
   test('When the deployments are configured, then both are servers and bearer auth applies globally', async (t) => {
@@ -88,9 +156,9 @@ describe('the served OpenAPI document', () => {
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, op] of Object.entries(item)) {
         for (const [status, response] of Object.entries(op.responses)) {
-          if (Number(status) >= 400) {
-            assert.deepEqual(response.content?.['application/json']?.schema, { $ref: '#/components/schemas/Error' }, `${method} ${path} ${status}`)
-          }
+          // a HEAD answer has no body
+          if (method === 'head') assert.equal(response.content, undefined, `${method} ${path} ${status}`)
+          else if (Number(status) >= 400) assert.deepEqual(response.content?.['application/json']?.schema, { $ref: '#/components/schemas/Error' }, `${method} ${path} ${status}`)
         }
         if (op.security === undefined) assert.ok(op.responses['401']?.headers?.['WWW-Authenticate'] !== undefined, `${method} ${path} documents 401 with WWW-Authenticate`)
       }
@@ -111,17 +179,18 @@ describe('the served OpenAPI document', () => {
     assert.equal(updatePet.deprecated, undefined)
     assert.equal(updatePet.security, undefined, 'bearer auth like every operation')
     assert.deepEqual(Object.keys(updatePet.requestBody?.content ?? {}), ['application/merge-patch+json', 'application/json'])
-    assert.deepEqual(updatePet.requestBody?.content['application/merge-patch+json']?.schema, { $ref: '#/components/schemas/PetPatch' })
+    assert.deepEqual(updatePet.requestBody?.content?.['application/merge-patch+json']?.schema, { $ref: '#/components/schemas/PetPatch' })
     assert.deepEqual(Object.keys(updatePet.responses).sort(), ['200', '400', '401', '404', '409', '412', '413', '415', '429', '500', '503'])
     for (const [status, response] of Object.entries(updatePet.responses)) {
-      assert.ok(response.content?.['application/json']?.example !== undefined, `${status} has an example`)
+      const media = response.content?.['application/json']
+      assert.ok(media?.example !== undefined || media?.examples !== undefined, `${status} has an example`)
       assert.deepEqual(Object.keys(response.headers ?? {}).filter((h) => ['Deprecation', 'Sunset', 'Link'].includes(h)), [], `${status} is not marked deprecated`)
     }
     assert.ok(updatePet.responses['200']?.headers?.ETag !== undefined)
     assert.ok(updatePet.responses['429']?.headers?.['Retry-After'] !== undefined)
     assert.ok(updatePet.responses['200']?.headers?.RateLimit !== undefined)
-    assert.deepEqual((updatePet.responses['409']?.content?.['application/json']?.example as { code?: string }).code, 'invalid_transition')
-    assert.deepEqual((updatePet.responses['412']?.content?.['application/json']?.example as { code?: string }).code, 'precondition_failed')
+    assert.deepEqual((updatePet.responses['409']?.content?.['application/json']?.examples?.invalid_transition?.value as { code?: string }).code, 'invalid_transition')
+    assert.deepEqual((updatePet.responses['412']?.content?.['application/json']?.examples?.precondition_failed?.value as { code?: string }).code, 'precondition_failed')
     const patch = document.components.schemas.PetPatch as { properties?: Record<string, unknown>, required?: unknown, additionalProperties?: unknown }
     assert.deepEqual(Object.keys(patch.properties ?? {}), ['name', 'categoryId', 'status'])
     assert.equal(patch.required, undefined)
@@ -140,15 +209,17 @@ describe('the served OpenAPI document', () => {
         assert.equal(op['x-response-examples'], undefined, `${method} ${path}: the examples were placed on its responses`)
         for (const [status, response] of Object.entries(op.responses)) {
           for (const [mediaType, media] of Object.entries(response.content ?? {})) {
-            if (media.example === undefined) continue
-            examples++
-            const pointer = ['paths', path, method, 'responses', status, 'content', mediaType, 'schema'].map((token) => encodeURIComponent(token.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')
-            const validate = ajv.compile({ $ref: `doc#/${pointer}` })
-            assert.ok(validate(media.example), `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`)
-            if (Number(status) >= 400) {
-              const { code, status: bodyStatus } = media.example as { code: ErrorCode, status: number }
-              assert.equal(bodyStatus, Number(status), `${method} ${path} ${status}`)
-              assert.equal(ERRORS[code].status, Number(status), `${method} ${path} ${status}: ${code}`)
+            const values = media.example !== undefined ? [media.example] : Object.values(media.examples ?? {}).map((named) => named.value)
+            for (const example of values) {
+              examples++
+              const pointer = ['paths', path, method, 'responses', status, 'content', mediaType, 'schema'].map((token) => encodeURIComponent(token.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')
+              const validate = ajv.compile({ $ref: `doc#/${pointer}` })
+              assert.ok(validate(example), `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`)
+              if (Number(status) >= 400) {
+                const { code, status: bodyStatus } = example as { code: ErrorCode, status: number }
+                assert.equal(bodyStatus, Number(status), `${method} ${path} ${status}`)
+                assert.equal(ERRORS[code].status, Number(status), `${method} ${path} ${status}: ${code}`)
+              }
             }
           }
         }
@@ -162,6 +233,11 @@ describe('the served OpenAPI document', () => {
 
     const limit = operation(document, '/pets', 'get').parameters?.find((p) => p.name === 'limit')
     assert.deepEqual([limit?.schema.minimum, limit?.schema.maximum, limit?.schema.default], [1, 100, 20])
+    assert.equal((document.components.schemas.Pets as { maxItems?: number }).maxItems, 100)
+    const idempotencyKey = operation(document, '/pets', 'post').parameters?.find((p) => p.name === 'idempotency-key')
+    assert.deepEqual([idempotencyKey?.schema.minLength, idempotencyKey?.schema.maxLength, idempotencyKey?.schema.pattern], [1, 257, IDEMPOTENCY_KEY_PATTERN])
+    assert.equal(document.components.schemas.NewPet?.properties?.name?.pattern,
+      '^[^\\p{Cc}\\p{Cs}\\p{Bidi_Control}]*[^\\p{Cc}\\p{Cs}\\p{Bidi_Control}\\p{White_Space}\\p{Default_Ignorable_Code_Point}][^\\p{Cc}\\p{Cs}\\p{Bidi_Control}]*$')
     const newPet = document.components.schemas.NewPet?.properties
     assert.equal(newPet?.name?.maxLength, 100)
     assert.equal(newPet?.status?.default, 'available')
@@ -169,7 +245,7 @@ describe('the served OpenAPI document', () => {
     assert.deepEqual(document.components.schemas.Error?.properties?.code?.enum, ERROR_CODES)
   })
 
-  test('When the app lists its routes, then every one it serves but the /docs page is in the document', async (t) => {
+  test('When the app lists its routes, then every one it serves but the /docs page is in the document, HEAD included', async (t) => {
     const { document, app } = await fetchDocument(t)
     const documented = new Set<string>()
     for (const [path, item] of Object.entries(document.paths)) {
@@ -179,9 +255,10 @@ describe('the served OpenAPI document', () => {
 
     // the reference page shows the API; it is no part of it
     const isDocsPage = (url: string): boolean => url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`)
-    const served = app.registeredRoutes.filter((route) => !route.methodNotAllowed && route.method !== 'HEAD' && !isDocsPage(route.url))
+    const served = app.registeredRoutes.filter((route) => !route.methodNotAllowed && !route.notFound && !isDocsPage(route.url))
 
-    assert.ok(served.length >= 8)
+    assert.ok(served.length >= 15)
+    assert.ok(served.some((route) => route.method === 'HEAD'))
     for (const route of served) assert.ok(documented.has(`${route.method} ${route.url}`), `${route.method} ${route.url} is documented`)
   })
 })

@@ -18,8 +18,12 @@ for (const store of testStores()) {
       ['{"name":"Rex","categoryId":1,"status":1.0}', 'field "status" must be a string'],
       ['{"name":1.0,"categoryId":1}', 'field "name" must be a string'],
       ['{"name":"Rex","categoryId":1,"extra":1.0}', 'field "extra" is not allowed'],
-      ['{"name":"Rex","categoryId":1.0}', 'field "categoryId" must be an integer written without a fraction or exponent, got 1.0'],
-      ['{"name":"Rex","categoryId":1e2}', 'field "categoryId" must be an integer written without a fraction or exponent, got 1e2']
+      ['{"name":"Rex","categoryId":1.5}', 'field "categoryId" must be an integer'],
+      ['{"name":"Rex","categoryId":1e400}', 'field "categoryId" must be an integer'],
+      ['{"name":"Rex","categoryId":1e16}', 'field "categoryId" must be <= 9007199254740991'],
+      ['{"name":"Rex","categoryId":1.0000000000000001}', 'field "categoryId" must be an integer, got 1.0000000000000001, which has a fractional part'],
+      ['{"name":"Rex","categoryId":"1"}', 'field "categoryId" must be an integer'],
+      ['{"name":"Rex","categoryId":true}', 'field "categoryId" must be an integer']
     ]
     for (const [body, message] of cases) {
       test(`When the body is ${body}, then the 400 names the real problem: ${message}`, async (t) => {
@@ -27,6 +31,20 @@ for (const store of testStores()) {
 
         assertError(await post(api, body), 'invalid_request', message)
         assert.equal(await petCount(api), 0)
+      })
+    }
+
+    // JSON Schema's integer is any number with a zero fractional part, however it is written
+    const wholeNumbers: Array<[string, number]> = [['1.0', 1], ['1e2', 100], ['2E0', 2], ['1.50e1', 15], ['-3.000', -3], ['9.007199254740991e15', Number.MAX_SAFE_INTEGER], ['0.0e5', 0]]
+    for (const [literal, value] of wholeNumbers) {
+      test(`When categoryId is written ${literal}, then it is the integer ${value}`, async (t) => {
+        const api = await buildTestApp(t, { store })
+
+        const res = await post(api, `{"name":"Rex","categoryId":${literal}}`)
+
+        assert.equal(res.statusCode, 201, res.body)
+        assert.equal(res.json().categoryId, value)
+        assert.match(res.body, new RegExp(`"categoryId":${value}[,}]`))
       })
     }
 

@@ -177,7 +177,7 @@ for (const store of testStores()) {
 
 for (const store of testStores()) {
   describe(`POST /v1/pets refuses what JSON.parse would bend (${store})`, () => {
-    for (const literal of ['1.0', '1.0000000000000001', '9007199254740990.6', '1e2', '2E0']) {
+    for (const literal of ['1.0000000000000001', '9007199254740990.6', '1.5e0', '15e-1']) {
       test(`When categoryId is written ${literal}, then 400 names categoryId instead of rounding`, async (t) => {
         const app = await buildTestApp(t, { store })
 
@@ -217,5 +217,42 @@ for (const store of testStores()) {
       assertError(res, 'malformed_json', 'UTF-8')
       assert.deepEqual(await listAllPets(app), [])
     })
+  })
+}
+
+for (const store of testStores()) {
+  describe(`POST /v1/pets refuses invisible and misleading names (${store})`, () => {
+    // blank: only Unicode White_Space or Default_Ignorable_Code_Point characters
+    const blank: Array<[string, string]> = [
+      ['only U+200B (zero width space)', '\u200b'], ['only U+FEFF', '\ufeff'], ['only U+2060 (word joiner)', '\u2060'],
+      ['only NBSP', '\u00a0'], ['only a soft hyphen', '\u00ad'], ['only U+3164 (Hangul filler)', '\u3164'],
+      ['a mix of spaces and zero-width characters', ' \u200b\u00a0\u2060\u3000 ']
+    ]
+    // bidirectional controls make a name display as something else
+    const misleading: Array<[string, string]> = [
+      ['U+202E (right-to-left override)', 'Rex\u202egod'], ['U+202A (left-to-right embedding)', '\u202aRex'], ['U+2066 (left-to-right isolate)', 'Rex\u2066x\u2069'],
+      ['U+2069 (pop directional isolate)', 'Rex\u2069'], ['U+200F (right-to-left mark)', 'Rex\u200f']
+    ]
+    for (const [problem, name] of [...blank, ...misleading]) {
+      test(`When the name is ${blank.some(([p]) => p === problem) ? '' : 'made with '}${problem}, then 400 names "name" and nothing is created`, async (t) => {
+        const app = await buildTestApp(t, { store })
+
+        const res = await postPet(app, { name, categoryId: 1 })
+
+        assertError(res, 'invalid_request', 'field "name" must be text with at least one visible character')
+        assert.deepEqual(await listAllPets(app), [])
+      })
+    }
+
+    for (const name of ['Zoë 🐶', 'Mr\u00a0Rex', 'Rex\u200bRex', 'שלום', 'مرحبا', '\u00a0Rex\u00a0']) {
+      test(`When the name is ${JSON.stringify(name)}, then it has a visible character and is accepted as sent`, async (t) => {
+        const app = await buildTestApp(t, { store })
+
+        const res = await postPet(app, { name, categoryId: 1 })
+
+        assert.equal(res.statusCode, 201, res.body)
+        assert.equal(res.json().name, name)
+      })
+    }
   })
 }

@@ -116,7 +116,7 @@ for (const store of testStores()) {
       assert.equal(await countPets(app), 1)
     })
 
-    test('When the same body is written differently (key order, spacing, default status), then it counts as the same body and is replayed', async (t) => {
+    test('When the same body is written differently (key order, spacing, default status, 3.0 for 3), then it counts as the same body and is replayed', async (t) => {
       const app = await buildTestApp(t, { store })
       const first = await postIdempotent(app, '{"name":"Rex","categoryId":3}', 'same-body')
       assertCreated(first, { name: 'Rex', categoryId: 3 })
@@ -126,7 +126,9 @@ for (const store of testStores()) {
         '  {\n  "name" : "Rex",\t"categoryId" :\n 3 }\n',
         '{"name":"Rex","categoryId":3,"status":"available"}',
         '{"status":"available","categoryId":3,"name":"Rex"}',
-        '{"name":"\\u0052ex","categoryId":3}'
+        '{"name":"\\u0052ex","categoryId":3}',
+        '{"name":"Rex","categoryId":3.0}',
+        '{"name":"Rex","categoryId":0.3e1}'
       ]
       for (const spelling of spellings) {
         assertReplayOf(await postIdempotent(app, spelling, 'same-body'), first)

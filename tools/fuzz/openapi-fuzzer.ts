@@ -198,7 +198,7 @@ export type ParamValue =
 export interface FuzzParam { in: string, name: string, value: ParamValue }
 
 export type FuzzBody =
-  | { label: string, text: string, structured: boolean, plainIntegers: boolean }
+  | { label: string, text: string, structured: boolean, wholeIntegers: boolean }
   | { label: string, bytes: number[] }
 
 export interface FuzzRequest {
@@ -361,7 +361,7 @@ const HOSTILE_JSON_VALUES = [
   '"🐶"', '[]', '{}', '[1]', '{"a":1}', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}',
   '"available"', '"SOLD"', '"Available"', `"${'x'.repeat(101)}"`, `"${'🐶'.repeat(101)}"`, `"${'x'.repeat(5000)}"`
 ]
-// an integer field written at and past its limits, as fractions or exponents that parse to integers, or not as JSON at all
+// an integer field written at and past its limits, as whole numbers with a fraction or exponent, as fractions that parse to integers, or not as JSON at all
 const INTEGER_SPELLINGS = [
   '1.0', '1e2', '1E2', '1e+2', '100e-2', '0e0', '-0.0', '1.0000000000000001', '9007199254740990.6', '9007199254740991.0', '1.5', '-1.5',
   '9007199254740991', '-9007199254740991', '9007199254740992', '-9007199254740992', '9007199254740993', '4294967296', '-1', '0', '-0', '1E400',
@@ -385,7 +385,26 @@ function objectText (entries: Entry[], pretty: boolean): string {
   return pretty ? `{\n  ${parts.join(',\n  ')}\n}` : `{${parts.join(',')}}`
 }
 
-const PLAIN_JSON_INTEGER = /^-?(?:0|[1-9]\d*)$/
+const JSON_NUMBER = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
+
+/**
+ * Whether a JSON number literal denotes a whole number (`1.0`, `1e2`, `100e-2`), worked out by
+ * moving the decimal point in the text, so that no rounding by JSON.parse can hide a fraction.
+ */
+function denotesWholeNumber (literal: string): boolean {
+  const match = JSON_NUMBER.exec(literal)
+  if (match === null) return false
+  let [, whole = '', fraction = ''] = match
+  const exponent = Number(match[3] ?? 0)
+  if (exponent > 0) {
+    whole += fraction.slice(0, exponent).padEnd(exponent, '0')
+    fraction = fraction.slice(exponent)
+  } else if (exponent < 0) {
+    const padded = whole.padStart(-exponent + 1, '0')
+    fraction = padded.slice(exponent) + fraction
+  }
+  return /^0*$/.test(fraction)
+}
 
 function nested (depth: number, style: 'array' | 'object', inner: string): string {
   return style === 'array' ? '['.repeat(depth) + inner + ']'.repeat(depth) : '{"a":'.repeat(depth) + inner + '}'.repeat(depth)
@@ -408,16 +427,16 @@ export function bodyArbitrary (api: ApiDescription, operation: ApiOperation): fc
   const integerFields = Object.keys(properties).filter((name) => api.resolve(properties[name] as Schema).type === 'integer')
   const validObject = validValueArbitrary(api, pointer, schema) as fc.Arbitrary<Record<string, Json>>
   const structured = (label: string, entries: Entry[], pretty = false): FuzzBody => {
-    const plainIntegers = integerFields.every((field) => {
+    const wholeIntegers = integerFields.every((field) => {
       const last = entries.filter((entry) => entry.key === field).at(-1)
-      return last === undefined || PLAIN_JSON_INTEGER.test(last.literal)
+      return last === undefined || denotesWholeNumber(last.literal)
     })
     // RFC 8259 leaves duplicate names to the parser: a server may keep the last one (as JSON.parse) or refuse the body
     const duplicates = new Set(entries.map((entry) => entry.key)).size !== entries.length
-    return { label, text: objectText(entries, pretty), structured: !duplicates, plainIntegers }
+    return { label, text: objectText(entries, pretty), structured: !duplicates, wholeIntegers }
   }
   const entriesOf = (value: Record<string, Json>): Entry[] => Object.entries(value).map(([key, inner]) => ({ key, literal: JSON.stringify(inner) }))
-  const unstructured = (label: string, text: string): FuzzBody => ({ label, text, structured: false, plainIntegers: false })
+  const unstructured = (label: string, text: string): FuzzBody => ({ label, text, structured: false, wholeIntegers: false })
   const fieldNames = Object.keys(properties)
 
   const fieldName = fc.constantFrom(...(fieldNames.length > 0 ? fieldNames : ['x']))
@@ -600,7 +619,7 @@ export function requestArbitrary (api: ApiDescription, weights: Record<string, n
     const takesBody = operation.bodySchema !== undefined
     const body = takesBody
       ? fc.oneof({ weight: 12, arbitrary: bodyArbitrary(api, operation) }, { weight: 1, arbitrary: fc.constant(undefined) })
-      : fc.oneof({ weight: 12, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant<FuzzBody>({ label: 'body on a bodyless method', text: '{"name":"Rex","categoryId":1}', structured: true, plainIntegers: true }) })
+      : fc.oneof({ weight: 12, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant<FuzzBody>({ label: 'body on a bodyless method', text: '{"name":"Rex","categoryId":1}', structured: true, wholeIntegers: true }) })
     const arbitrary = fc.record({
       params: paramsArbitrary(api, operation),
       authorization: authorizationArbitrary(),
@@ -751,7 +770,7 @@ export class ApiFuzzer {
         params: [],
         authorization: 'Bearer {key}',
         contentType: 'application/json',
-        body: { label: 'seed', text: JSON.stringify({ name: `Seed ${i}`, categoryId: i, status: statuses[i % 3] }), structured: true, plainIntegers: true },
+        body: { label: 'seed', text: JSON.stringify({ name: `Seed ${i}`, categoryId: i, status: statuses[i % 3] }), structured: true, wholeIntegers: true },
         contentLengthDelta: 0,
         headers: []
       })
@@ -976,6 +995,13 @@ export class ApiFuzzer {
       if (status === 401 && challenge !== expected) problems.push(`WWW-Authenticate is ${JSON.stringify(challenge)}, expected ${JSON.stringify(expected)}`)
       return problems
     }
+    const unknown = this.#unknownQueryParameter(operation, sent)
+    if (unknown !== undefined) {
+      // query validation comes after the body is parsed and validated: a body that fails first decides the answer
+      const verdict = operation.bodySchema === undefined ? undefined : this.#judgeBody(request, operation, sent)
+      expect(verdict?.kind === 'expect' ? verdict.statuses : [400], `query parameter ${JSON.stringify(shorten(unknown, 40))} is not documented`)
+      return problems
+    }
     switch (operation.id) {
       case 'listStoreOrders':
         expect([501], 'store orders are not implemented')
@@ -1001,6 +1027,15 @@ export class ApiFuzzer {
     const match = BEARER_CREDENTIALS.exec(header)
     if (match === null) return 'malformed'
     return match[1] === this.#key ? 'valid' : 'unknown'
+  }
+
+  /** A query parameter sent that the operation does not document (which it must refuse). */
+  #unknownQueryParameter (operation: ApiOperation, sent: Sent): string | undefined {
+    const documented = new Set(operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name))
+    for (const key of sent.values.keys()) {
+      if (key.startsWith('query:') && !documented.has(key.slice('query:'.length))) return key.slice('query:'.length)
+    }
+    return undefined
   }
 
   /** Whether the decoded query, path and header parameters are valid against their schemas (integers in plain decimal). */
@@ -1173,7 +1208,7 @@ export class ApiFuzzer {
     if (invalid !== undefined) return { kind: 'expect', statuses: contentType === 'json' ? [400] : [400, 415], why: `the body is not a valid NewPet: ${invalid}` }
     const body = request.body
     const certain = contentType === 'json' && body !== undefined && 'text' in body && body.structured
-    if (certain && !body.plainIntegers) return { kind: 'expect', statuses: [400], why: 'an integer is written with a fraction or exponent' }
+    if (certain && !body.wholeIntegers) return { kind: 'expect', statuses: [400], why: 'an integer is written with a fractional part that parsing would round away' }
     return certain ? { kind: 'valid', pet: value as Record<string, unknown> } : { kind: 'unsure', pet: value as Record<string, unknown> }
   }
 
@@ -1303,7 +1338,7 @@ export function validCreateArbitrary (api: ApiDescription): fc.Arbitrary<ValidCr
       params: idempotent ? [{ in: 'header', name: 'idempotency-key', value: { kind: 'text', text: `fuzz-${Date.now().toString(36)}-${counter++}` } }] : [],
       authorization,
       contentType,
-      body: { label: 'valid', text: pretty ? JSON.stringify(pet, null, 2) : JSON.stringify(pet), structured: true, plainIntegers: true },
+      body: { label: 'valid', text: pretty ? JSON.stringify(pet, null, 2) : JSON.stringify(pet), structured: true, wholeIntegers: true },
       contentLengthDelta: 0,
       headers: []
     })
@@ -1362,7 +1397,7 @@ export function validUpdateArbitrary (api: ApiDescription): fc.Arbitrary<FuzzReq
     ],
     authorization,
     contentType,
-    body: { label: 'valid', text: JSON.stringify(patch), structured: true, plainIntegers: true },
+    body: { label: 'valid', text: JSON.stringify(patch), structured: true, wholeIntegers: true },
     contentLengthDelta: 0,
     headers: []
   }))

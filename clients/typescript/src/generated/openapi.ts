@@ -11,13 +11,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process is up */
+        /**
+         * Liveness: the process is up
+         * @description Answers 200 while the process is up, whatever the store does: for a liveness probe.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Liveness: the process is up
+         * @description Answers 200 while the process is up, whatever the store does: for a liveness probe.
+         */
+        head: operations["getHealth-head"];
         patch?: never;
         trace?: never;
     };
@@ -28,13 +35,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store answers */
+        /**
+         * Readiness: the store answers
+         * @description Answers 200 when the store answers and 503 when it does not: for a load balancer's health check.
+         */
         get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Readiness: the store answers
+         * @description Answers 200 when the store answers and 503 when it does not: for a load balancer's health check.
+         */
+        head: operations["getReadiness-head"];
         patch?: never;
         trace?: never;
     };
@@ -45,13 +59,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document, as JSON */
+        /**
+         * This document, as JSON
+         * @description The OpenAPI 3.1 document of this deployment (its servers, limits and settings), without a key.
+         */
         get: operations["getOpenApiJson"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This document, as JSON
+         * @description The OpenAPI 3.1 document of this deployment (its servers, limits and settings), without a key.
+         */
+        head: operations["getOpenApiJson-head"];
         patch?: never;
         trace?: never;
     };
@@ -62,13 +83,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document, as YAML */
+        /**
+         * This document, as YAML
+         * @description The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.
+         */
         get: operations["getOpenApiYaml"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This document, as YAML
+         * @description The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.
+         */
+        head: operations["getOpenApiYaml-head"];
         patch?: never;
         trace?: never;
     };
@@ -92,7 +120,11 @@ export interface paths {
         post: operations["createPet"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List animals
+         * @description Returns at most `limit` pets in `id` order, optionally only those with `status`. When more match, a `Link: <…>; rel="next"` header points at the next page.
+         */
+        head: operations["listPets-head"];
         patch?: never;
         trace?: never;
     };
@@ -113,7 +145,12 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Get an animal (deprecated)
+         * @deprecated
+         * @description Deprecated: removed on 2030-12-05, after which it answers 410. Use `GET /pets` with the `status` filter instead. Every answer carries `Deprecation`, `Sunset` and a `successor-version` link.
+         */
+        head: operations["getPet-head"];
         /**
          * Change an animal (beta)
          * @description Changes the fields the body names — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — and answers the whole pet as it now is, with its `ETag`. Status transitions: `available` → `pending`, `available` → `sold`, `pending` → `available`, `pending` → `sold`; `sold` is final. Setting the status a pet already has changes nothing; `name` and `categoryId` may be corrected in any status. `{}` changes nothing and answers the pet and its current `ETag`. With `If-Match`, the change is made only if the pet still has that tag (else 412): of concurrent changes sent with the same tag, exactly one succeeds, so none is lost. The change is durable before 200 is sent. Safe to retry without an `Idempotency-Key`: the body states the wanted values, so a repeat changes nothing more (a repeated `sold` is a no-op) — but a repeat with `If-Match` of a change that was made gets 412, because the tag has changed since.
@@ -137,7 +174,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List store orders (not implemented)
+         * @description Referred to by the interface, but its parameters, payloads and responses are not shown, so in v1 it answers 501 `not_implemented` (after authentication, like every operation). Its interactive test panel is disabled.
+         */
+        head: operations["listStoreOrders-head"];
         patch?: never;
         trace?: never;
     };
@@ -150,16 +191,22 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description A pet to add. Types are strict (no coercion); `id` and any field not listed are rejected with 400. */
+        /**
+         * @description A pet to add. Types are strict (no coercion); `id` and any field not listed are rejected with 400.
+         * @example {
+         *       "name": "Rex",
+         *       "categoryId": 1
+         *     }
+         */
         NewPet: {
             /**
-             * @description The animal's name: 1 to 100 characters of printable text (no control characters), not only blanks.
+             * @description The animal's name: 1 to 100 characters (Unicode code points) with at least one visible character, so not only characters that are Unicode White_Space (spaces, NBSP, …) or Default_Ignorable_Code_Point (U+200B, U+FEFF, U+2060, …); no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control: U+061C, U+200E–200F, U+202A–202E, U+2066–2069).
              * @example Rex
              */
             name: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number, never a string) within ±(2^53−1), so that every client holds it exactly; larger values are rejected, never rounded.
+             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
              * @example 1
              */
             categoryId: number;
@@ -170,16 +217,21 @@ export interface components {
              */
             status?: "available" | "pending" | "sold";
         };
-        /** @description The fields of a pet to change (a JSON Merge Patch, RFC 7396); fields left out keep their value. Types are strict, as for `NewPet`; `null` for a field (every field of a pet is required), `id` and any field not listed are rejected with 400. `{}` changes nothing. */
+        /**
+         * @description The fields of a pet to change (a JSON Merge Patch, RFC 7396); fields left out keep their value. Types are strict, as for `NewPet`; `null` for a field (every field of a pet is required), `id` and any field not listed are rejected with 400. `{}` changes nothing.
+         * @example {
+         *       "status": "pending"
+         *     }
+         */
         PetPatch: {
             /**
-             * @description The animal's name: 1 to 100 characters of printable text (no control characters), not only blanks.
+             * @description The animal's name: 1 to 100 characters (Unicode code points) with at least one visible character, so not only characters that are Unicode White_Space (spaces, NBSP, …) or Default_Ignorable_Code_Point (U+200B, U+FEFF, U+2060, …); no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control: U+061C, U+200E–200F, U+202A–202E, U+2066–2069).
              * @example Rex
              */
             name?: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number, never a string) within ±(2^53−1), so that every client holds it exactly; larger values are rejected, never rounded.
+             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
              * @example 1
              */
             categoryId?: number;
@@ -189,7 +241,15 @@ export interface components {
              */
             status?: "available" | "pending" | "sold";
         };
-        /** @description An animal as the service returns it. `status` is always present. */
+        /**
+         * @description An animal as the service returns it. `status` is always present.
+         * @example {
+         *       "id": 1,
+         *       "name": "Rex",
+         *       "categoryId": 1,
+         *       "status": "available"
+         *     }
+         */
         Pet: {
             /**
              * Format: int64
@@ -198,19 +258,29 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name: 1 to 100 characters of printable text (no control characters), not only blanks.
+             * @description The animal's name: 1 to 100 characters (Unicode code points) with at least one visible character, so not only characters that are Unicode White_Space (spaces, NBSP, …) or Default_Ignorable_Code_Point (U+200B, U+FEFF, U+2060, …); no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control: U+061C, U+200E–200F, U+202A–202E, U+2066–2069).
              * @example Rex
              */
             name: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number, never a string) within ±(2^53−1), so that every client holds it exactly; larger values are rejected, never rounded.
+             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
              * @example 1
              */
             categoryId: number;
             status: components["schemas"]["PetStatus"];
         };
-        /** @description Pets ordered by `id` ascending. */
+        /**
+         * @description Pets ordered by `id` ascending, at most 100 (one page).
+         * @example [
+         *       {
+         *         "id": 1,
+         *         "name": "Rex",
+         *         "categoryId": 1,
+         *         "status": "available"
+         *       }
+         *     ]
+         */
         Pets: components["schemas"]["Pet"][];
         /** @description The body of every error answer. */
         Error: {
@@ -219,16 +289,35 @@ export interface components {
              * @enum {string}
              */
             code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
-            /** @description Human-readable description; for a 400 it names the field and what is wrong with it. */
+            /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
             message: string;
-            /** @description The HTTP status code of the answer. */
+            /**
+             * Format: int32
+             * @description The HTTP status code of the answer.
+             */
             status: number;
         };
     };
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description The request's id: the valid `X-Request-Id` it sent, else a new UUID.
+         * @example 0f8fad5b-d9cb-469f-a165-70867728950e
+         */
+        "X-Request-Id": string;
+        /**
+         * @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a request whose key fails (its 401, or its 429 once the address is over that limit).
+         * @example "per-key";q=6000;w=60
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`.
+         * @example "per-key";r=5999;t=60
+         */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -245,15 +334,39 @@ export interface operations {
             /** @description The process is up: `{"status":"ok"}`. */
             200: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
-                        status: string;
+                        /** @enum {string} */
+                        status: "ok";
                     };
                 };
+            };
+        };
+    };
+    "getHealth-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is up: `{"status":"ok"}`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -269,13 +382,18 @@ export interface operations {
             /** @description The store answers: `{"status":"ready"}`. */
             200: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ready"
+                     *     }
+                     */
                     "application/json": {
-                        status: string;
+                        /** @enum {string} */
+                        status: "ready";
                     };
                 };
             };
@@ -284,13 +402,41 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    "getReadiness-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store answers: `{"status":"ready"}`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store does not answer (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -306,15 +452,42 @@ export interface operations {
             /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Pet Store",
+                     *         "version": "1.0.0"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         [key: string]: unknown;
                     };
                 };
+            };
+        };
+    };
+    "getOpenApiJson-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -330,24 +503,57 @@ export interface operations {
             /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example openapi: 3.1.0
+                     *     info:
+                     *       title: Pet Store
+                     *       version: 1.0.0
+                     */
                     "application/yaml": string;
                 };
+            };
+        };
+    };
+    "getOpenApiYaml-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned: an integer from 1 to 100, default 20. */
+                /**
+                 * @description Maximum number of animals returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Restricts the result to animals with that status. */
+                /**
+                 * @description Restricts the result to animals with that status.
+                 * @example available
+                 */
                 status?: "available" | "pending" | "sold";
-                /** @description Opaque position from the `next` link of a previous page. Bound to the `status` filter it was issued for; a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`. */
+                /**
+                 * @description Opaque position from the `next` link of a previous page. Bound to the `status` filter it was issued for; a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
                 cursor?: string;
             };
             header?: never;
@@ -361,27 +567,31 @@ export interface operations {
                 headers: {
                     /** @description RFC 8288 link to the next page, present only when more pets match: `<…/v1/pets?limit=…&cursor=…>; rel="next"`. */
                     Link?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 1,
+                     *         "name": "Rex",
+                     *         "categoryId": 1,
+                     *         "status": "available"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description `limit`, `status` or `cursor` is invalid (`invalid_request`, `invalid_cursor`). */
+            /** @description `limit`, `status` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
             400: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -392,30 +602,24 @@ export interface operations {
             401: {
                 headers: {
                     /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
-                    "WWW-Authenticate"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address; retry after `Retry-After` seconds. */
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the limit's window resets. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -425,12 +629,9 @@ export interface operations {
             /** @description Unexpected failure (`internal_error`); the message carries no internals. */
             500: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -442,12 +643,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -460,7 +658,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new pet, e.g. a UUID, as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; a repeat while the first is still being processed is 409 `idempotency_request_in_progress`. */
+                /**
+                 * @description Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new pet, e.g. a UUID, as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; a repeat while the first is still being processed is 409 `idempotency_request_in_progress`.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -468,6 +669,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Rex",
+                 *       "categoryId": 1
+                 *     }
+                 */
                 "application/json": components["schemas"]["NewPet"];
             };
         };
@@ -478,28 +685,30 @@ export interface operations {
                     /** @description Path of the new pet: `/v1/pets/{id}`. */
                     Location?: string;
                     /** @description `true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created. */
-                    "Idempotent-Replayed"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "name": "Rex",
+                     *       "categoryId": 1,
+                     *       "status": "available"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The body is missing required fields, has invalid values, unknown fields or an `id`, the `Idempotency-Key` header is malformed (`invalid_request`), or the body is not JSON (`malformed_json`). */
+            /** @description The body is missing required fields, has invalid values, unknown fields or an `id`, the `Idempotency-Key` header is malformed, a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`). */
             400: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -510,13 +719,10 @@ export interface operations {
             401: {
                 headers: {
                     /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
-                    "WWW-Authenticate"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -528,12 +734,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -543,27 +746,23 @@ export interface operations {
             /** @description The body is larger than the limit (`payload_too_large`). */
             413: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json` (`unsupported_media_type`). */
+            /** @description The body is not `application/json` in UTF-8, or it has a `Content-Encoding` (`unsupported_media_type`). */
             415: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    /** @description RFC 7694: the content codings a request body may have, sent when a body came with a `Content-Encoding`: always `identity` (bodies are small; send them uncompressed). */
+                    "Accept-Encoding"?: "identity";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -573,29 +772,23 @@ export interface operations {
             /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address; retry after `Retry-After` seconds. */
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the limit's window resets. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -605,12 +798,9 @@ export interface operations {
             /** @description Unexpected failure (`internal_error`); the message carries no internals. */
             500: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -622,12 +812,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -636,15 +823,116 @@ export interface operations {
             };
         };
     };
+    "listPets-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of animals returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Restricts the result to animals with that status.
+                 * @example available
+                 */
+                status?: "available" | "pending" | "sold";
+                /**
+                 * @description Opaque position from the `next` link of a previous page. Bound to the `status` filter it was issued for; a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of pets (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more pets match: `<…/v1/pets?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `limit`, `status` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getPet: {
         parameters: {
             query?: never;
             header?: {
-                /** @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. */
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
                 "if-none-match"?: string;
             };
             path: {
-                /** @description The identifier of the animal. */
+                /**
+                 * @description The identifier of the animal: a positive integer written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected).
+                 * @example 1
+                 */
                 petId: number;
             };
             cookie?: never;
@@ -655,24 +943,29 @@ export interface operations {
             200: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
-                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to `updatePet`. */
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
                     ETag?: string;
                     /** @description `private, no-cache`: a client may keep the answer but must revalidate it. */
-                    "Cache-Control"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "Cache-Control"?: "private, no-cache";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "name": "Rex",
+                     *       "categoryId": 1,
+                     *       "status": "available"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Pet"];
                 };
             };
@@ -680,38 +973,34 @@ export interface operations {
             304: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
                     /** @description The matching entity tag. */
                     ETag?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    /** @description `private, no-cache`: a client may keep the answer but must revalidate it. */
+                    "Cache-Control"?: "private, no-cache";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description `petId` is not a positive integer (`invalid_request`). */
+            /** @description `petId` is not a positive integer, or a query parameter was sent (`invalid_request`). */
             400: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -722,19 +1011,16 @@ export interface operations {
             401: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
                     /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
-                    "WWW-Authenticate"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -745,17 +1031,14 @@ export interface operations {
             404: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -766,40 +1049,34 @@ export interface operations {
             410: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address; retry after `Retry-After` seconds. */
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
                     /** @description Seconds until the limit's window resets. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -810,17 +1087,14 @@ export interface operations {
             500: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -831,19 +1105,16 @@ export interface operations {
             503: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795219200";
                     /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
                     Link?: string;
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -852,22 +1123,219 @@ export interface operations {
             };
         };
     };
+    "getPet-head": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The identifier of the animal: a positive integer written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected).
+                 * @example 1
+                 */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested animal. */
+            200: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer but must revalidate it. */
+                    "Cache-Control"?: "private, no-cache";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The pet still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer but must revalidate it. */
+                    "Cache-Control"?: "private, no-cache";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `petId` is not a positive integer, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No pet has this id (`pet_not_found`). */
+            404: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The sunset date has passed; the operation is removed (`gone`). */
+            410: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
+                    Deprecation?: "@1795219200";
+                    /** @description RFC 8594: when this operation is removed; from then on it answers 410. */
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
+                    /** @description The successor: `<…/v1/pets>; rel="successor-version"`. */
+                    Link?: string;
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     updatePet: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the change conditional: the `ETag` of the pet as the client last saw it (from `updatePet` or `getPet`), a list of tags, or `*` (any current pet). When the pet's current tag is not among them (strong comparison: a `W/` tag never matches), the answer is 412 `precondition_failed` and nothing changes. */
+                /**
+                 * @description Makes the change conditional: the `ETag` of the pet as the client last saw it (from `updatePet` or `getPet`), a list of tags, or `*` (any current pet). When the pet's current tag is not among them (strong comparison: a `W/` tag never matches), the answer is 412 `precondition_failed` and nothing changes. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
                 "if-match"?: string;
             };
             path: {
-                /** @description The identifier of the animal. */
+                /**
+                 * @description The identifier of the animal: a positive integer written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected).
+                 * @example 1
+                 */
                 petId: number;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "pending"
+                 *     }
+                 */
                 "application/merge-patch+json": components["schemas"]["PetPatch"];
+                /**
+                 * @example {
+                 *       "status": "pending"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PetPatch"];
             };
         };
@@ -875,14 +1343,11 @@ export interface operations {
             /** @description The pet as it now is. */
             200: {
                 headers: {
-                    /** @description Strong entity tag of the pet as it now is (the tag `getPet` sends for it); send it in `If-Match` to make the next change conditional. */
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
                     ETag?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -891,7 +1356,7 @@ export interface operations {
                      *       "id": 1,
                      *       "name": "Rex",
                      *       "categoryId": 1,
-                     *       "status": "sold"
+                     *       "status": "available"
                      *     }
                      */
                     "application/json": components["schemas"]["Pet"];
@@ -900,22 +1365,12 @@ export interface operations {
             /** @description `petId` is not a positive integer, the body is not a valid patch (a field of the wrong type or out of range, `null`, `id` or an unknown field), or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`). */
             400: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "invalid_request",
-                     *       "message": "body: field \"status\" must be one of \"available\", \"pending\", \"sold\"",
-                     *       "status": 400
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -923,179 +1378,99 @@ export interface operations {
             401: {
                 headers: {
                     /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
-                    "WWW-Authenticate"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "message": "Unknown or revoked API key.",
-                     *       "status": 401
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description No pet has this id (`pet_not_found`). */
             404: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "pet_not_found",
-                     *       "message": "No pet has id 1.",
-                     *       "status": 404
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The status cannot move from the pet's current one to the one asked for (`invalid_transition`): only `available` → `pending`, `available` → `sold`, `pending` → `available`, `pending` → `sold` are allowed. Nothing changed. */
             409: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "invalid_transition",
-                     *       "message": "Pet 1 is \"sold\" and cannot become \"available\": \"sold\" is final.",
-                     *       "status": 409
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description `If-Match` does not match the pet's current `ETag` (`precondition_failed`): it changed since. Nothing changed. */
             412: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "precondition_failed",
-                     *       "message": "If-Match does not match the current ETag of pet 1: it has changed since that tag was read. Read it again and retry.",
-                     *       "status": 412
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is larger than the limit (`payload_too_large`). */
             413: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "payload_too_large",
-                     *       "message": "The request body is larger than the 16384-byte limit.",
-                     *       "status": 413
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The body is not `application/merge-patch+json` or `application/json` (`unsupported_media_type`). */
             415: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unsupported_media_type",
-                     *       "message": "The request body must be application/merge-patch+json or application/json.",
-                     *       "status": 415
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address; retry after `Retry-After` seconds. */
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the limit's window resets. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "rate_limited",
-                     *       "message": "Too many requests; retry after the time given in Retry-After.",
-                     *       "status": 429
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Unexpected failure (`internal_error`); the message carries no internals. */
             500: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "internal_error",
-                     *       "message": "An unexpected error occurred; it has been logged.",
-                     *       "status": 500
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1104,22 +1479,12 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "service_unavailable",
-                     *       "message": "The service is temporarily unavailable; retry shortly.",
-                     *       "status": 503
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1134,34 +1499,40 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
+            /** @description A query parameter was sent; this operation takes none (`invalid_request`). */
+            400: {
                 headers: {
-                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
-                    "WWW-Authenticate"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address; retry after `Retry-After` seconds. */
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
             429: {
                 headers: {
                     /** @description Seconds until the limit's window resets. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1171,12 +1542,9 @@ export interface operations {
             /** @description Unexpected failure (`internal_error`); the message carries no internals. */
             500: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1186,12 +1554,9 @@ export interface operations {
             /** @description Store orders are not implemented in v1 (`not_implemented`). */
             501: {
                 headers: {
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1203,12 +1568,9 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
                     "Retry-After"?: string;
-                    /** @description The request's id: the valid `X-Request-Id` it sent, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description IETF RateLimit header fields draft: the limit that applies, `"<policy>";q=<quota>;w=<window seconds>`: `per-key` for a request with a valid key, `failed-auth` (per client address) for a 401. */
-                    "RateLimit-Policy"?: string;
-                    /** @description What is left of that limit: `"<policy>";r=<remaining>;t=<seconds until the window resets>`. */
-                    RateLimit?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1217,11 +1579,91 @@ export interface operations {
             };
         };
     };
+    "listStoreOrders-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A query parameter was sent; this operation takes none (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Store orders are not implemented in v1 (`not_implemented`). */
+            501: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
 }
 
 /** The deprecated operations of the document and their removal dates (`x-deprecated-sunset`, YYYY-MM-DD). */
 export const deprecatedOperations = {
   getPet: {
+    sunset: '2030-12-05'
+  },
+  'getPet-head': {
     sunset: '2030-12-05'
   }
 } as const
