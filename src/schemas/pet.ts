@@ -105,8 +105,7 @@ export const PetPatchSchema = Type.Object({
   additionalProperties: false,
   description: 'The fields of a pet to change (a JSON Merge Patch, RFC 7396); fields left out keep their value. ' +
     'Types are strict, as for `NewPet`; `null` for a field (every field of a pet is required), `id` and any field not listed are rejected with 400. ' +
-    '`{}` changes nothing.'
-,
+    '`{}` changes nothing.',
   examples: [{ status: 'pending' }]
 })
 export type PetPatch = Static<typeof PetPatchSchema>
