@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
+import { addRoleCheck } from './auth/role-check.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import apiReference from './docs/api-reference.js'
@@ -140,9 +141,11 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   await app.register(openApiDocument, { prefix: '/v1' })
   await app.register(apiReference)
   await app.register(async (v1) => {
-    addBearerAuth(v1, { environmentKeys: config.apiKeys, cacheMs: config.apiKeyCacheMs, guard: app.rateLimits })
+    addBearerAuth(v1, { environmentKeys: config.apiKeys, readEnvironmentKeys: config.readApiKeys, cacheMs: config.apiKeyCacheMs, guard: app.rateLimits })
     // after authentication: the limit is per key
     v1.addHook('onRequest', async (request, reply) => { await app.rateLimits.consumeForKey(request, reply) })
+    // after the limit, so a 403 carries the key's RateLimit fields like every answer to a valid key
+    addRoleCheck(v1, { onRefused: (key, operation) => { app.metrics.insufficientScope.inc({ operation, api_key: key.name, role: key.role }) } })
     v1.setNotFoundHandler(notFound)
     await v1.register(pets)
     await v1.register(orders)

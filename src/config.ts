@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { BEARER_TOKEN } from './auth/api-keys.js'
 import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite/busy-timeout.js'
 
@@ -26,8 +27,10 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly database: DatabaseLocation
-  /** Bearer keys from `PETSTORE_API_KEYS`, accepted besides the keys in the store. */
+  /** Bearer keys from `PETSTORE_API_KEYS`, accepted besides the keys in the store, with the write role. */
   readonly apiKeys: readonly string[]
+  /** Bearer keys from `PETSTORE_READ_API_KEYS`: accepted for the operations that only read. */
+  readonly readApiKeys: readonly string[]
   /** Production base address, ending in `/v1`, without a trailing slash. */
   readonly publicBaseUrl: string
   /** Staging base address, ending in `/v1`, when configured. */
@@ -77,7 +80,7 @@ export class ConfigError extends Error {
 
 /** Every environment variable the service reads; tests and tools clear them for the processes they start. */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL',
+  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS'
 ] as const
@@ -89,6 +92,12 @@ type Env = Readonly<Partial<Record<ConfigVariable, string | undefined>>>
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 /** The store when `DATABASE_URL` is unset. */
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/petstore.db'
+/**
+ * The installation's root (where package.json is), found from this module (`src/` or `dist/`, one level
+ * below it) rather than from the current directory: a relative SQLite path names the same file for the
+ * server and the CLI wherever either is started.
+ */
+export const INSTALL_ROOT = fileURLToPath(new URL('../', import.meta.url))
 const DEFAULT_POOL_SIZE = 10
 const DEFAULT_DATABASE_TIMEOUT_MS = 2000
 /** `API_KEY_CACHE_SECONDS` by engine: PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds. */
@@ -101,18 +110,21 @@ const DEFAULT_RATE_LIMIT_WINDOW_SECONDS = 60
 const DEFAULT_AUTH_FAILURE_LIMIT = 20
 
 /**
- * Reads and validates every environment variable the service uses.
+ * Reads and validates every environment variable the service uses; a relative `sqlite:` path is
+ * resolved against `root` (the installation's, {@link INSTALL_ROOT}).
  * Throws a {@link ConfigError} naming the first variable that is wrong.
  */
-export function loadConfig (env: Env = process.env, cwd: string = process.cwd()): Config {
+export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT): Config {
   const port = parsePort(env.PORT)
   const host = parseHost(env.HOST)
-  const database = parseDatabaseUrl(env, cwd)
+  const database = parseDatabaseUrl(env, root)
+  const apiKeys = parseApiKeys('PETSTORE_API_KEYS', env.PETSTORE_API_KEYS)
   return Object.freeze({
     port,
     host,
     database,
-    apiKeys: Object.freeze(parseApiKeys(env.PETSTORE_API_KEYS)),
+    apiKeys: Object.freeze(apiKeys),
+    readApiKeys: Object.freeze(parseReadApiKeys(env.PETSTORE_READ_API_KEYS, apiKeys)),
     publicBaseUrl: parseBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ??
       `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : formatHost(host)}:${port}/v1`,
     stagingBaseUrl: parseBaseUrl('STAGING_BASE_URL', env.STAGING_BASE_URL),
@@ -165,7 +177,7 @@ function parseInteger (variable: string, value: string | undefined, min: number,
   return number
 }
 
-function parseDatabaseUrl (env: Env, cwd: string): DatabaseLocation {
+function parseDatabaseUrl (env: Env, root: string): DatabaseLocation {
   // validated whatever the store, so a typo is caught before the day the store changes
   const poolSize = parseInteger('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, 1, 1000) ?? DEFAULT_POOL_SIZE
   const timeoutMs = parseInteger('DATABASE_TIMEOUT_MS', env.DATABASE_TIMEOUT_MS, 100, 60_000) ?? DEFAULT_DATABASE_TIMEOUT_MS
@@ -174,7 +186,7 @@ function parseDatabaseUrl (env: Env, cwd: string): DatabaseLocation {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     if (path === '') throw new ConfigError('DATABASE_URL', 'must name a file after "sqlite:", e.g. sqlite:./data/petstore.db')
-    return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) }
+    return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(root, path) }
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     if (!URL.canParse(url)) throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL (percent-encode special characters in the password)')
@@ -184,16 +196,24 @@ function parseDatabaseUrl (env: Env, cwd: string): DatabaseLocation {
   throw new ConfigError('DATABASE_URL', 'must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database')
 }
 
-function parseApiKeys (value: string | undefined): string[] {
+function parseApiKeys (variable: string, value: string | undefined): string[] {
   if (isUnset(value)) return []
   const keys = value.split(',').map((key) => key.trim())
   keys.forEach((key, index) => {
-    if (key === '') throw new ConfigError('PETSTORE_API_KEYS', `has an empty key at position ${index + 1}`)
+    if (key === '') throw new ConfigError(variable, `has an empty key at position ${index + 1}`)
     if (!BEARER_TOKEN.test(key)) {
-      throw new ConfigError('PETSTORE_API_KEYS', `key at position ${index + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`)
+      throw new ConfigError(variable, `key at position ${index + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`)
     }
   })
   return [...new Set(keys)]
+}
+
+function parseReadApiKeys (value: string | undefined, writeKeys: readonly string[]): string[] {
+  const keys = parseApiKeys('PETSTORE_READ_API_KEYS', value)
+  // one key with two roles would make the role depend on which list is checked first
+  const both = keys.findIndex((key) => writeKeys.includes(key))
+  if (both !== -1) throw new ConfigError('PETSTORE_READ_API_KEYS', `key at position ${both + 1} is also in PETSTORE_API_KEYS; give each key one role`)
+  return keys
 }
 
 function parseBaseUrl (variable: string, value: string | undefined): string | undefined {

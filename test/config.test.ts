@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { ConfigError, INSTALL_ROOT, loadConfig } from '../src/config.js'
 
 function configError (env: Record<string, string>): ConfigError {
   try {
@@ -21,6 +23,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       database: { kind: 'sqlite', path: '/srv/petstore/data/petstore.db' },
       apiKeys: [],
+      readApiKeys: [],
       publicBaseUrl: 'http://127.0.0.1:8080/v1',
       stagingBaseUrl: undefined,
       logLevel: 'info',
@@ -43,6 +46,7 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       DATABASE_URL: 'sqlite:/var/lib/petstore/pets.db',
       PETSTORE_API_KEYS: 'key-one, key-two,key-one',
+      PETSTORE_READ_API_KEYS: 'read-one,read-two',
       PUBLIC_BASE_URL: 'https://api.example.com/v1/',
       STAGING_BASE_URL: 'https://staging.example.com/petstore/v1',
       LOG_LEVEL: 'WARN',
@@ -62,6 +66,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       database: { kind: 'sqlite', path: '/var/lib/petstore/pets.db' },
       apiKeys: ['key-one', 'key-two'],
+      readApiKeys: ['read-one', 'read-two'],
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging.example.com/petstore/v1',
       logLevel: 'warn',
@@ -109,9 +114,16 @@ describe('loadConfig', () => {
     assert.doesNotMatch(error.message, /s3cret/)
   })
 
-  test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood', () => {
+  test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood, the path relative to the installation', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, { kind: 'sqlite-memory' })
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:pets.db' }, '/srv').database, { kind: 'sqlite', path: '/srv/pets.db' })
+  })
+
+  test('When DATABASE_URL is unset, then the file is under the installation, not under the current directory', () => {
+    const config = loadConfig({})
+
+    assert.deepEqual(config.database, { kind: 'sqlite', path: join(INSTALL_ROOT, 'data', 'petstore.db') })
+    assert.ok(existsSync(join(INSTALL_ROOT, 'package.json')), `${INSTALL_ROOT} is not the installation's root`)
   })
 
   test('When WORKERS is 1 to 64 on a store every process can open, then that many workers are asked for', () => {
@@ -152,6 +164,8 @@ describe('loadConfig', () => {
     ['API_KEY_CACHE_SECONDS', { API_KEY_CACHE_SECONDS: '-1' }],
     ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'good-key,,other' }],
     ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'has space' }],
+    ['PETSTORE_READ_API_KEYS', { PETSTORE_READ_API_KEYS: 'good-key,,other' }],
+    ['PETSTORE_READ_API_KEYS', { PETSTORE_API_KEYS: 'both-roles', PETSTORE_READ_API_KEYS: 'other,both-roles' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'https://api.example.com' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'not a url' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://api.example.com/v1' }],

@@ -25,8 +25,10 @@ async function start (config: Config): Promise<void> {
     await app.close()
   })
 
-  const weakKeys = config.apiKeys.filter((key) => key.length < MIN_RECOMMENDED_KEY_LENGTH).length
-  if (weakKeys > 0) app.log.warn(`PETSTORE_API_KEYS has ${weakKeys} key(s) shorter than ${MIN_RECOMMENDED_KEY_LENGTH} characters; use npx petstore keys create for strong keys`)
+  for (const [variable, keys] of [['PETSTORE_API_KEYS', config.apiKeys], ['PETSTORE_READ_API_KEYS', config.readApiKeys]] as const) {
+    const weakKeys = keys.filter((key) => key.length < MIN_RECOMMENDED_KEY_LENGTH).length
+    if (weakKeys > 0) app.log.warn(`${variable} has ${weakKeys} key(s) shorter than ${MIN_RECOMMENDED_KEY_LENGTH} characters; use npx petstore keys create for strong keys`)
+  }
 
   // before listening, so the key works on the first request the server answers
   const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)

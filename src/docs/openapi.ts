@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
+import { INSUFFICIENT_SCOPE_CHALLENGE, roleNeededFor } from '../auth/roles.js'
 import { storeWaitBoundMs, type Config } from '../config.js'
 import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
 import { BODY_LIMIT_BYTES } from '../http/content-types.js'
@@ -9,7 +10,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/p
 import { PAGE_CACHE_MAX_AGE_MS } from '../pagination/page-cache.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
 import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
-import { RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
+import { INSUFFICIENT_SCOPE_DESCRIPTION, INSUFFICIENT_SCOPE_HEADER, RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
 import { PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../schemas/query.js'
 
@@ -40,6 +41,11 @@ Every operation needs \`Authorization: Bearer <API key>\` (the scheme name is ca
 A missing, malformed, unknown or revoked key is answered with 401 and \`WWW-Authenticate: Bearer\`
 before anything else is looked at, so an unauthenticated request learns nothing about pets or
 about its own body. Operators issue and revoke keys with \`npx petstore keys …\`; ${revocation}.
+
+Each key has a role. A \`write\` key (the default) may call every operation; a \`read\` key (a storefront's,
+say) may call the operations that only read (\`GET\`). An operation that writes answers a \`read\` key
+403 \`insufficient_scope\` with \`WWW-Authenticate: ${INSUFFICIENT_SCOPE_CHALLENGE}\`, after authentication
+and before its body is read or validated.
 
 ## Errors
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
@@ -117,22 +123,47 @@ function describeRateLimits (config: Config): string {
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
 const REQUEST_ID_HEADER_SPEC: HeaderSpec = { type: 'string', description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.' }
 
-type Responses = Record<string, { headers?: Record<string, unknown> }>
-type Operation = { security?: unknown[], responses?: Responses }
+type Response = { description?: string, headers?: Record<string, unknown>, content?: unknown }
+type Operation = { security?: unknown[], responses?: Record<string, Response> }
+type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> }
+
+function toOpenApiHeaders (specs: Record<string, HeaderSpec>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(specs).map(([name, { type, description, example }]) =>
+    [name, { description, schema: { type, ...(example === undefined ? {} : { example }) } }]))
+}
+
+function isAuthenticated (operation: Operation): boolean {
+  return operation.security === undefined || operation.security.length > 0
+}
+
+/**
+ * Adds the 403 `insufficient_scope` to every authenticated operation that writes, decided by its
+ * method as the role check decides it, so an operation added later is documented by construction.
+ */
+function addInsufficientScopeResponses (document: OpenApiDocument): void {
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(path)) {
+      if (!isAuthenticated(operation) || roleNeededFor(method.toUpperCase()) !== 'write') continue
+      operation.responses = {
+        ...operation.responses,
+        403: {
+          description: INSUFFICIENT_SCOPE_DESCRIPTION,
+          headers: toOpenApiHeaders({ 'WWW-Authenticate': INSUFFICIENT_SCOPE_HEADER }),
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }
+        }
+      }
+    }
+  }
+}
 
 /** Adds the headers every answer carries to each response of the document, so they are written once. */
-function addCommonResponseHeaders (document: { paths?: Record<string, Record<string, unknown>> }, rateLimited: boolean): void {
+function addCommonResponseHeaders (document: OpenApiDocument, rateLimited: boolean): void {
   for (const path of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(path) as Operation[]) {
-      const authenticated = operation.security === undefined || operation.security.length > 0
+    for (const operation of Object.values(path)) {
       for (const response of Object.values(operation.responses ?? {})) {
         const extra: Record<string, HeaderSpec> = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC }
-        if (authenticated && rateLimited) Object.assign(extra, RATE_LIMIT_HEADERS)
-        response.headers = {
-          ...response.headers,
-          ...Object.fromEntries(Object.entries(extra).map(([name, { type, description, example }]) =>
-            [name, { description, schema: { type, ...(example === undefined ? {} : { example }) } }]))
-        }
+        if (isAuthenticated(operation) && rateLimited) Object.assign(extra, RATE_LIMIT_HEADERS)
+        response.headers = { ...response.headers, ...toOpenApiHeaders(extra) }
       }
     }
   }
@@ -165,7 +196,8 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     },
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
-      addCommonResponseHeaders(document as Parameters<typeof addCommonResponseHeaders>[0], config.rateLimitMax > 0)
+      addInsufficientScopeResponses(document as OpenApiDocument)
+      addCommonResponseHeaders(document as OpenApiDocument, config.rateLimitMax > 0)
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …

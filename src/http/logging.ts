@@ -79,7 +79,7 @@ export function loggerOptions (level: LogLevel, stream?: LogStream): FastifyServ
 
 /**
  * One access-log line per request, at `info`, when the answer has gone out: method, URL (redacted),
- * client address, status and time. Fastify's default writes two lines per request through the
+ * client address, status and time, and the name and role of the key that authenticated it. Fastify's default writes two lines per request through the
  * `req`/`res` serializers, which read getters on every request; that halved the throughput of a
  * bare route in the benchmark (docs/performance.md). The line on arrival is kept at `debug`.
  */
@@ -90,12 +90,15 @@ export class RequestLogController extends LogController {
   }
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // the key's name and role, never the key; undefined outside /v1, where no key is decorated
+    const key = request.apiKey ?? null
     const line = {
       method: request.method,
       url: redactUrl(request.url),
       remoteAddress: request.ip,
       statusCode: reply.statusCode,
-      responseTime: reply.elapsedTime
+      responseTime: reply.elapsedTime,
+      ...(key === null ? {} : { keyName: key.name, keyRole: key.role })
     }
     if (error) {
       reply.log.error({ ...line, err: error }, 'request errored')

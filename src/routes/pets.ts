@@ -146,7 +146,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     onSend: async (request, reply, payload) => {
       reply.headers(GET_PET_HEADERS)
       reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
-      if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name })
+      if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name, role: request.apiKey.role })
       if (reply.statusCode !== 200 || typeof payload !== 'string') return payload
       // pets never change, so a tag of the bytes stays valid as long as the pet exists
       const etag = strongEtag(payload)
