@@ -27,6 +27,7 @@ import pets from './routes/pets.js'
 import { SHARED_SCHEMAS } from './schemas/index.js'
 import { openStore } from './store/open-store.js'
 import type { PetStore } from './store/pet-store.js'
+import type { Tracing } from './tracing/tracing.js'
 
 /** A route as registered: what route listings (tests, audits) walk. */
 export interface RegisteredRoute {
@@ -60,9 +61,11 @@ export interface AppOptions {
  * registers every route. It never listens; `bin/server.ts` does. Closing the app closes the store.
  */
 export async function buildApp ({ config, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
-  const app = createFastify(config, logStream)
+  // only when configured: unset, no OpenTelemetry module is loaded and requests pay nothing for it
+  const tracing = config.tracing === undefined ? undefined : (await import('./tracing/tracing.js')).startTracing(config.tracing, config.database)
+  const app = createFastify(config, logStream, tracing)
   try {
-    await assemble(app, config, clock)
+    await assemble(app, config, clock, tracing)
   } catch (error) {
     // whatever was opened so far (store, Redis) is closed by its onClose hook
     await app.close().catch(() => {})
@@ -71,10 +74,10 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
   return app
 }
 
-function createFastify (config: Config, logStream: LogStream | undefined) {
+function createFastify (config: Config, logStream: LogStream | undefined, tracing: Tracing | undefined) {
   return Fastify({
     logger: loggerOptions(config.logLevel, logStream),
-    logController: new RequestLogController(),
+    logController: new RequestLogController(tracing?.traceIdOf),
     // a valid incoming X-Request-Id is kept (a proxy's or a client's), else one is generated
     genReqId: requestIdFor,
     requestIdHeader: false,
@@ -98,7 +101,12 @@ function createFastify (config: Config, logStream: LogStream | undefined) {
 }
 
 /** Registers everything on the app: hooks, store, limits, routes. */
-async function assemble (app: ReturnType<typeof createFastify>, config: Config, clock: Clock): Promise<void> {
+async function assemble (app: ReturnType<typeof createFastify>, config: Config, clock: Clock, tracing: Tracing | undefined): Promise<void> {
+  if (tracing !== undefined) {
+    // first: the request span must enclose every hook, the key look-up included
+    await app.register(tracing.plugin)
+    app.addHook('onClose', tracing.shutdown)
+  }
   const registeredRoutes: RegisteredRoute[] = []
   app.decorate('registeredRoutes', registeredRoutes)
   app.addHook('onRoute', (route) => {
@@ -114,7 +122,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   const { store: rawStore } = await openStore(config.database, {
     onBackgroundError: (error) => { app.log.warn({ err: error }, 'store connection failed while idle') }
   })
-  const store = instrumentStore(rawStore, app.metrics.storeDuration)
+  const store = instrumentStore(tracing === undefined ? rawStore : tracing.traceStore(rawStore), app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
   app.decorate('config', config)
   app.decorate('clock', clock)

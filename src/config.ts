@@ -57,6 +57,14 @@ export interface Config {
   readonly trustProxy: boolean | number | string
   /** Processes serving the port (`WORKERS`, node:cluster); 1: this process alone. */
   readonly workers: number
+  /** Where to export OpenTelemetry traces; undefined (the default): tracing is off and none of it is loaded. */
+  readonly tracing: TracingSettings | undefined
+}
+
+/** OpenTelemetry trace export, from the SDK's standard `OTEL_*` variables. */
+export interface TracingSettings {
+  /** The OTLP/HTTP traces URL: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  readonly tracesUrl: string
 }
 
 /** The most worker processes `WORKERS` may ask for. */
@@ -82,7 +90,10 @@ export class ConfigError extends Error {
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
-  'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS'
+  'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS',
+  // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
+  'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_SDK_DISABLED'
 ] as const
 export type ConfigVariable = typeof CONFIG_VARIABLES[number]
 
@@ -138,7 +149,8 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
     corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
     metricsPort: parseMetricsPort(env.METRICS_PORT, port),
     workers: parseWorkers(env.WORKERS, database),
-    trustProxy: parseTrustProxy(env.TRUST_PROXY)
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    tracing: parseTracing(env)
   })
 }
 
@@ -268,6 +280,36 @@ function parseMetricsPort (value: string | undefined, apiPort: number): number |
   const port = parseInteger('METRICS_PORT', value, 0, 65535)
   if (port !== undefined && port !== 0 && port === apiPort) throw new ConfigError('METRICS_PORT', `must differ from PORT (${apiPort}): metrics are served on their own listener`)
   return port
+}
+
+/** The only OTLP protocol the service exports with. */
+export const OTLP_PROTOCOL = 'http/json'
+
+function parseTracing (env: Env): TracingSettings | undefined {
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase()
+  if (disabled !== undefined && disabled !== '' && disabled !== 'true' && disabled !== 'false') {
+    throw new ConfigError('OTEL_SDK_DISABLED', `must be true or false, got "${env.OTEL_SDK_DISABLED}"`)
+  }
+  const tracesUrl = parseOtlpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ??
+    parseOtlpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT)?.replace(/\/?$/, '/v1/traces')
+  for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
+    const protocol = env[variable]
+    if (!isUnset(protocol) && protocol.trim() !== OTLP_PROTOCOL) {
+      throw new ConfigError(variable, `must be ${OTLP_PROTOCOL} (the service exports OTLP over HTTP with JSON bodies) or unset, got "${protocol}"`)
+    }
+  }
+  if (tracesUrl === undefined || disabled === 'true') return undefined
+  return Object.freeze({ tracesUrl })
+}
+
+function parseOtlpUrl (variable: string, value: string | undefined): string | undefined {
+  if (isUnset(value)) return undefined
+  const url = value.trim()
+  // the value is not echoed: collectors take credentials in the URL too
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw new ConfigError(variable, 'must be an http(s) URL of an OTLP/HTTP receiver, e.g. http://127.0.0.1:4318')
+  }
+  return url
 }
 
 function parseTrustProxy (value: string | undefined): boolean | number | string {

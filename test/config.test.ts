@@ -35,7 +35,8 @@ describe('loadConfig', () => {
       corsOrigins: [],
       metricsPort: undefined,
       trustProxy: false,
-      workers: 1
+      workers: 1,
+      tracing: undefined
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -58,7 +59,10 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,https://app.example.com',
       METRICS_PORT: '9100',
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
-      WORKERS: '4'
+      WORKERS: '4',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SDK_DISABLED: 'false'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -78,7 +82,8 @@ describe('loadConfig', () => {
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       metricsPort: 9100,
       trustProxy: '10.0.0.0/8, 192.168.1.1',
-      workers: 4
+      workers: 4,
+      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces' }
     })
   })
 
@@ -117,6 +122,15 @@ describe('loadConfig', () => {
   test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood, the path relative to the installation', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, { kind: 'sqlite-memory' })
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:pets.db' }, '/srv').database, { kind: 'sqlite', path: '/srv/pets.db' })
+  })
+
+  test('When an OTLP endpoint is set, then traces go to its /v1/traces, unless the traces endpoint is set or the SDK is disabled', () => {
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, { tracesUrl: 'http://collector:4318/v1/traces' })
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector/otlp/' }).tracing, { tracesUrl: 'https://collector/otlp/v1/traces' })
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' }).tracing,
+      { tracesUrl: 'http://b:4318/traces' })
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing, undefined)
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing, undefined)
   })
 
   test('When DATABASE_URL is unset, then the file is under the installation, not under the current directory', () => {
@@ -186,7 +200,12 @@ describe('loadConfig', () => {
     ['WORKERS', { WORKERS: '65' }],
     ['WORKERS', { WORKERS: 'abc' }],
     ['WORKERS', { WORKERS: '-2' }],
-    ['WORKERS', { WORKERS: '1.5' }]
+    ['WORKERS', { WORKERS: '1.5' }],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }],
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }],
+    ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }],
+    ['OTEL_SDK_DISABLED', { OTEL_SDK_DISABLED: 'maybe' }]
   ]
   for (const [variable, env] of wrong) {
     test(`When ${variable} is ${JSON.stringify(Object.values(env)[0])}, then the error names ${variable}`, () => {

@@ -18,9 +18,9 @@ export function manualClock (start = Date.now()): ManualClock {
  * service, so that one warning is dropped; every other warning still reaches Node.
  */
 export function mockDate (t: TestContext, now = Date.now()): void {
-  const emitWarning = process.emitWarning
+  const emitWarning = process.emitWarning.bind(process)
   const filtered = t.mock.method(process, 'emitWarning', (warning: string | Error, ...rest: unknown[]) => {
-    if (!String(warning instanceof Error ? warning.message : warning).includes('MockTimers')) Reflect.apply(emitWarning, process, [warning, ...rest])
+    if (!String(warning instanceof Error ? warning.message : warning).includes('MockTimers')) Reflect.apply(emitWarning, undefined, [warning, ...rest])
   })
   try {
     t.mock.timers.enable({ apis: ['Date'], now })
