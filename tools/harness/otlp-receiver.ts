@@ -29,21 +29,26 @@ function flatten (attributes: KeyValue[] = []): Record<string, string | number |
 
 /**
  * A local OTLP/HTTP receiver for JSON exports (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`): it accepts
- * `POST /v1/traces` on 127.0.0.1 and keeps every span, and every request body as received.
+ * `POST /v1/traces` on 127.0.0.1 and keeps every span, and every request body as received
+ * (or, with `keep: false`, only counts the exports, as a benchmark's collector).
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = []
   /** The raw bodies, to check what was (not) exported. */
   readonly bodies: string[] = []
+  /** Exports received. */
+  exports = 0
   readonly #server: Server
+  readonly #keep: boolean
 
-  private constructor (server: Server) {
+  private constructor (server: Server, keep: boolean) {
     this.#server = server
+    this.#keep = keep
   }
 
-  static async start (): Promise<OtlpReceiver> {
+  static async start (options: { keep?: boolean } = {}): Promise<OtlpReceiver> {
     const server = createServer()
-    const receiver = new OtlpReceiver(server)
+    const receiver = new OtlpReceiver(server, options.keep ?? true)
     server.on('request', (request, response) => {
       let body = ''
       request.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => {
@@ -82,6 +87,8 @@ export class OtlpReceiver {
   }
 
   #receive (body: string): void {
+    this.exports++
+    if (!this.#keep) return
     this.bodies.push(body)
     const request = JSON.parse(body) as ExportRequest
     for (const resourceSpans of request.resourceSpans ?? []) {
