@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import fp from 'fastify-plugin'
 import type { DatabaseLocation, TracingSettings } from '../config.js'
 import type { PetStore } from '../store/pet-store.js'
+import { wrapStoreCalls } from '../store/wrap-store.js'
 
 // Loaded only when tracing is configured (app.ts imports this module dynamically): without
 // OTEL_EXPORTER_OTLP_ENDPOINT none of OpenTelemetry's SDK is loaded and no request pays for it.
@@ -25,9 +26,6 @@ export const SPAN_ATTRIBUTES = {
 
 /** The longest shutdown waits for the last spans to be exported. */
 export const SHUTDOWN_EXPORT_MS = 2_000
-
-// store calls that are not queries, or run once at start
-const UNTRACED = new Set<string | symbol>(['close', 'migrate', 'listVersion'])
 
 /** What the app wires in when tracing is on. */
 export interface Tracing {
@@ -103,32 +101,16 @@ export function startTracing (settings: TracingSettings, database: DatabaseLocat
   }
 }
 
-type AnyMethod = (...args: unknown[]) => unknown
-
 function traceStore (store: PetStore, tracer: Tracer, system: string): PetStore {
-  const methods = new Map<string | symbol, AnyMethod>()
-  return new Proxy(store, {
-    get (target, property) {
-      const value: unknown = Reflect.get(target, property, target)
-      if (typeof value !== 'function') return value
-      let method = methods.get(property)
-      if (method === undefined) {
-        // bound to the store itself, whose private fields a proxy `this` cannot reach
-        const call = (value as AnyMethod).bind(target)
-        const name = `store.${String(property)}`
-        method = typeof property !== 'string' || UNTRACED.has(property) ? call : async (...args: unknown[]) => tracer.startActiveSpan(name, { attributes: { 'db.system.name': system, 'db.operation.name': property } }, async (span) => {
-          try {
-            return await call(...args)
-          } catch (error) {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
-            throw error
-          } finally {
-            span.end()
-          }
-        })
-        methods.set(property, method)
+  return wrapStoreCalls(store, (call, name) => async (...args: unknown[]) =>
+    tracer.startActiveSpan(`store.${name}`, { attributes: { 'db.system.name': system, 'db.operation.name': name } }, async (span) => {
+      try {
+        return await call(...args)
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
+        throw error
+      } finally {
+        span.end()
       }
-      return method
-    }
-  })
+    }))
 }
