@@ -188,7 +188,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: 'An API key issued by the operator (`npx petstore keys create --name …`).'
+            description: 'An API key issued by the operator (`npx petstore keys create --name … [--role read|write]`); a `read` key may call only the operations that read.'
           }
         }
       },
