@@ -62,7 +62,7 @@ describe('the served OpenAPI document', () => {
 
     assert.deepEqual(document.servers.map((server) => server.url), [ENV.PUBLIC_BASE_URL, ENV.STAGING_BASE_URL])
     assert.deepEqual(document.security, [{ bearerAuth: [] }])
-    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: 'An API key issued by the operator (`npx petstore keys create --name …`).' })
+    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: 'An API key issued by the operator (`npx petstore keys create --name … [--role read|write]`); a `read` key may call only the operations that read.' })
   })
 
   test('When the operations are read, then ids, deprecation and vendor extensions are as the spec says', async (t) => {
