@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path'
+import { dirname, isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BEARER_TOKEN } from './auth/api-keys.js'
 import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite/busy-timeout.js'
@@ -108,7 +108,7 @@ export const DEFAULT_DATABASE_URL = 'sqlite:./data/petstore.db'
  * below it) rather than from the current directory: a relative SQLite path names the same file for the
  * server and the CLI wherever either is started.
  */
-export const INSTALL_ROOT = fileURLToPath(new URL('../', import.meta.url))
+export const INSTALL_ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 const DEFAULT_POOL_SIZE = 10
 const DEFAULT_DATABASE_TIMEOUT_MS = 2000
 /** `API_KEY_CACHE_SECONDS` by engine: PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds. */

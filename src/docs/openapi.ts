@@ -123,7 +123,7 @@ function describeRateLimits (config: Config): string {
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
 const REQUEST_ID_HEADER_SPEC: HeaderSpec = { type: 'string', description: 'The request\'s id: the valid `X-Request-Id` it sent, else a new UUID.' }
 
-type Response = { description?: string, headers?: Record<string, unknown>, content?: unknown }
+type Response = { description?: string, headers?: Record<string, unknown>, content?: unknown, 'x-stability'?: string }
 type Operation = { security?: unknown[], responses?: Record<string, Response> }
 type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> }
 
@@ -148,6 +148,8 @@ function addInsufficientScopeResponses (document: OpenApiDocument): void {
         ...operation.responses,
         403: {
           description: INSUFFICIENT_SCOPE_DESCRIPTION,
+          // an addition to the interface (key roles), marked as the specification marks additions
+          'x-stability': 'beta',
           headers: toOpenApiHeaders({ 'WWW-Authenticate': INSUFFICIENT_SCOPE_HEADER }),
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }
         }

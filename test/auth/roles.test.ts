@@ -144,7 +144,7 @@ describe('API key roles in the OpenAPI document', () => {
 
     const document = (await api.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
 
-    const operations = Object.entries(document.paths as Record<string, Record<string, { security?: unknown[], responses: Record<string, { headers?: Record<string, { schema: { example?: string } }> }> }>>)
+    const operations = Object.entries(document.paths as Record<string, Record<string, { security?: unknown[], responses: Record<string, { 'x-stability'?: string, headers?: Record<string, { schema: { example?: string } }> }> }>>)
       .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })))
       .filter(({ operation }) => operation.security === undefined || operation.security.length > 0)
     const writing = operations.filter(({ method }) => method !== 'get' && method !== 'head')
@@ -153,6 +153,7 @@ describe('API key roles in the OpenAPI document', () => {
       const forbidden = operation.responses['403']
       assert.ok(forbidden !== undefined, `${method} ${path} documents no 403`)
       assert.equal(forbidden.headers?.['WWW-Authenticate']?.schema.example, INSUFFICIENT_SCOPE)
+      assert.equal(forbidden['x-stability'], 'beta', 'key roles are an addition to the interface')
     }
     for (const { path, method, operation } of operations.filter(({ method }) => method === 'get')) {
       assert.equal(operation.responses['403'], undefined, `${method} ${path} documents a 403 it never answers`)
