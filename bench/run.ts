@@ -28,6 +28,7 @@ import { getPet } from './scenarios/get-pet.js'
 import { listCreateMix } from './scenarios/list-create-mix.js'
 import { listPets } from './scenarios/list-pets.js'
 import { storeSize } from './scenarios/store-size.js'
+import { tracing } from './scenarios/tracing.js'
 import { workers } from './scenarios/workers.js'
 
 /** In this order: creates last, so the lists before them read the store as seeded. */
@@ -150,6 +151,11 @@ async function bench (plan: Plan): Promise<Report> {
     })
     await attempt(report, 'WORKERS=2', async () => {
       const { row, note } = await workers(context, store)
+      report.pairs.push(row)
+      report.notes.push(note)
+    })
+    await attempt(report, 'tracing', async () => {
+      const { row, note } = await tracing(context, store)
       report.pairs.push(row)
       report.notes.push(note)
     })

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
+import { addRoleCheck } from './auth/role-check.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import apiReference from './docs/api-reference.js'
@@ -29,6 +30,7 @@ import pets from './routes/pets.js'
 import { SHARED_SCHEMAS } from './schemas/index.js'
 import { openStore } from './store/open-store.js'
 import type { PetStore } from './store/pet-store.js'
+import type { Tracing } from './tracing/tracing.js'
 
 /** A route as registered: what route listings (tests, audits) walk. */
 export interface RegisteredRoute {
@@ -64,9 +66,11 @@ export interface AppOptions {
  * registers every route. It never listens; `bin/server.ts` does. Closing the app closes the store.
  */
 export async function buildApp ({ config, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
-  const app = createFastify(config, logStream)
+  // only when configured: unset, no OpenTelemetry module is loaded and requests pay nothing for it
+  const tracing = config.tracing === undefined ? undefined : (await import('./tracing/tracing.js')).startTracing(config.tracing, config.database)
+  const app = createFastify(config, logStream, tracing)
   try {
-    await assemble(app, config, clock)
+    await assemble(app, config, clock, tracing)
   } catch (error) {
     // whatever was opened so far (store, Redis) is closed by its onClose hook
     await app.close().catch(() => {})
@@ -75,10 +79,10 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
   return app
 }
 
-function createFastify (config: Config, logStream: LogStream | undefined) {
+function createFastify (config: Config, logStream: LogStream | undefined, tracing: Tracing | undefined) {
   return Fastify({
     logger: loggerOptions(config.logLevel, logStream),
-    logController: new RequestLogController(),
+    logController: new RequestLogController(tracing?.traceIdOf),
     // a valid incoming X-Request-Id is kept (a proxy's or a client's), else one is generated
     genReqId: requestIdFor,
     requestIdHeader: false,
@@ -103,7 +107,12 @@ function createFastify (config: Config, logStream: LogStream | undefined) {
 }
 
 /** Registers everything on the app: hooks, store, limits, routes. */
-async function assemble (app: ReturnType<typeof createFastify>, config: Config, clock: Clock): Promise<void> {
+async function assemble (app: ReturnType<typeof createFastify>, config: Config, clock: Clock, tracing: Tracing | undefined): Promise<void> {
+  if (tracing !== undefined) {
+    // first: the request span must enclose every hook, the key look-up included
+    await app.register(tracing.plugin)
+    app.addHook('onClose', tracing.shutdown)
+  }
   const registeredRoutes: RegisteredRoute[] = []
   app.decorate('registeredRoutes', registeredRoutes)
   app.addHook('onRoute', (route) => {
@@ -120,7 +129,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   const { store: rawStore } = await openStore(config.database, {
     onBackgroundError: (error) => { app.log.warn({ err: error }, 'store connection failed while idle') }
   })
-  const store = instrumentStore(rawStore, app.metrics.storeDuration)
+  const store = instrumentStore(tracing === undefined ? rawStore : tracing.traceStore(rawStore), app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
   app.decorate('config', config)
   app.decorate('clock', clock)
@@ -147,9 +156,11 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   await app.register(openApiDocument, { prefix: '/v1' })
   await app.register(apiReference)
   await app.register(async (v1) => {
-    addBearerAuth(v1, { environmentKeys: config.apiKeys, cacheMs: config.apiKeyCacheMs, guard: app.rateLimits })
+    addBearerAuth(v1, { environmentKeys: config.apiKeys, readEnvironmentKeys: config.readApiKeys, cacheMs: config.apiKeyCacheMs, guard: app.rateLimits })
     // after authentication: the limit is per key
     v1.addHook('onRequest', async (request, reply) => { await app.rateLimits.consumeForKey(request, reply) })
+    // after the limit, so a 403 carries the key's RateLimit fields like every answer to a valid key
+    addRoleCheck(v1, { onRefused: (key, operation) => { app.metrics.insufficientScope.inc({ operation, api_key: key.name, role: key.role }) } })
     v1.setNotFoundHandler(notFound)
     refuseTrailingSlashes(v1)
     refuseUnknownQueryParameters(v1)

@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path'
+import { dirname, isAbsolute, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { BEARER_TOKEN } from './auth/api-keys.js'
 import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite/busy-timeout.js'
 
@@ -26,8 +27,10 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly database: DatabaseLocation
-  /** Bearer keys from `PETSTORE_API_KEYS`, accepted besides the keys in the store. */
+  /** Bearer keys from `PETSTORE_API_KEYS`, accepted besides the keys in the store, with the write role. */
   readonly apiKeys: readonly string[]
+  /** Bearer keys from `PETSTORE_READ_API_KEYS`: accepted for the operations that only read. */
+  readonly readApiKeys: readonly string[]
   /** Production base address, ending in `/v1`, without a trailing slash. */
   readonly publicBaseUrl: string
   /** Staging base address, ending in `/v1`, when configured. */
@@ -54,6 +57,14 @@ export interface Config {
   readonly trustProxy: boolean | number | string
   /** Processes serving the port (`WORKERS`, node:cluster); 1: this process alone. */
   readonly workers: number
+  /** Where to export OpenTelemetry traces; undefined (the default): tracing is off and none of it is loaded. */
+  readonly tracing: TracingSettings | undefined
+}
+
+/** OpenTelemetry trace export, from the SDK's standard `OTEL_*` variables. */
+export interface TracingSettings {
+  /** The OTLP/HTTP traces URL: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  readonly tracesUrl: string
 }
 
 /** The most worker processes `WORKERS` may ask for. */
@@ -77,9 +88,12 @@ export class ConfigError extends Error {
 
 /** Every environment variable the service reads; tests and tools clear them for the processes they start. */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PUBLIC_BASE_URL',
+  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
-  'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS'
+  'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS',
+  // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
+  'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_SDK_DISABLED'
 ] as const
 export type ConfigVariable = typeof CONFIG_VARIABLES[number]
 
@@ -89,6 +103,12 @@ type Env = Readonly<Partial<Record<ConfigVariable, string | undefined>>>
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 /** The store when `DATABASE_URL` is unset. */
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/petstore.db'
+/**
+ * The installation's root (where package.json is), found from this module (`src/` or `dist/`, one level
+ * below it) rather than from the current directory: a relative SQLite path names the same file for the
+ * server and the CLI wherever either is started.
+ */
+export const INSTALL_ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
 const DEFAULT_POOL_SIZE = 10
 const DEFAULT_DATABASE_TIMEOUT_MS = 2000
 /** `API_KEY_CACHE_SECONDS` by engine: PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds. */
@@ -101,18 +121,21 @@ const DEFAULT_RATE_LIMIT_WINDOW_SECONDS = 60
 const DEFAULT_AUTH_FAILURE_LIMIT = 20
 
 /**
- * Reads and validates every environment variable the service uses.
+ * Reads and validates every environment variable the service uses; a relative `sqlite:` path is
+ * resolved against `root` (the installation's, {@link INSTALL_ROOT}).
  * Throws a {@link ConfigError} naming the first variable that is wrong.
  */
-export function loadConfig (env: Env = process.env, cwd: string = process.cwd()): Config {
+export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT): Config {
   const port = parsePort(env.PORT)
   const host = parseHost(env.HOST)
-  const database = parseDatabaseUrl(env, cwd)
+  const database = parseDatabaseUrl(env, root)
+  const apiKeys = parseApiKeys('PETSTORE_API_KEYS', env.PETSTORE_API_KEYS)
   return Object.freeze({
     port,
     host,
     database,
-    apiKeys: Object.freeze(parseApiKeys(env.PETSTORE_API_KEYS)),
+    apiKeys: Object.freeze(apiKeys),
+    readApiKeys: Object.freeze(parseReadApiKeys(env.PETSTORE_READ_API_KEYS, apiKeys)),
     publicBaseUrl: parseBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ??
       `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : formatHost(host)}:${port}/v1`,
     stagingBaseUrl: parseBaseUrl('STAGING_BASE_URL', env.STAGING_BASE_URL),
@@ -126,7 +149,8 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
     metricsPort: parseMetricsPort(env.METRICS_PORT, port),
     workers: parseWorkers(env.WORKERS, database),
-    trustProxy: parseTrustProxy(env.TRUST_PROXY)
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    tracing: parseTracing(env)
   })
 }
 
@@ -165,7 +189,7 @@ function parseInteger (variable: string, value: string | undefined, min: number,
   return number
 }
 
-function parseDatabaseUrl (env: Env, cwd: string): DatabaseLocation {
+function parseDatabaseUrl (env: Env, root: string): DatabaseLocation {
   // validated whatever the store, so a typo is caught before the day the store changes
   const poolSize = parseInteger('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, 1, 1000) ?? DEFAULT_POOL_SIZE
   const timeoutMs = parseInteger('DATABASE_TIMEOUT_MS', env.DATABASE_TIMEOUT_MS, 100, 60_000) ?? DEFAULT_DATABASE_TIMEOUT_MS
@@ -174,7 +198,7 @@ function parseDatabaseUrl (env: Env, cwd: string): DatabaseLocation {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     if (path === '') throw new ConfigError('DATABASE_URL', 'must name a file after "sqlite:", e.g. sqlite:./data/petstore.db')
-    return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) }
+    return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(root, path) }
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     if (!URL.canParse(url)) throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL (percent-encode special characters in the password)')
@@ -184,16 +208,24 @@ function parseDatabaseUrl (env: Env, cwd: string): DatabaseLocation {
   throw new ConfigError('DATABASE_URL', 'must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/database')
 }
 
-function parseApiKeys (value: string | undefined): string[] {
+function parseApiKeys (variable: string, value: string | undefined): string[] {
   if (isUnset(value)) return []
   const keys = value.split(',').map((key) => key.trim())
   keys.forEach((key, index) => {
-    if (key === '') throw new ConfigError('PETSTORE_API_KEYS', `has an empty key at position ${index + 1}`)
+    if (key === '') throw new ConfigError(variable, `has an empty key at position ${index + 1}`)
     if (!BEARER_TOKEN.test(key)) {
-      throw new ConfigError('PETSTORE_API_KEYS', `key at position ${index + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`)
+      throw new ConfigError(variable, `key at position ${index + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`)
     }
   })
   return [...new Set(keys)]
+}
+
+function parseReadApiKeys (value: string | undefined, writeKeys: readonly string[]): string[] {
+  const keys = parseApiKeys('PETSTORE_READ_API_KEYS', value)
+  // one key with two roles would make the role depend on which list is checked first
+  const both = keys.findIndex((key) => writeKeys.includes(key))
+  if (both !== -1) throw new ConfigError('PETSTORE_READ_API_KEYS', `key at position ${both + 1} is also in PETSTORE_API_KEYS; give each key one role`)
+  return keys
 }
 
 function parseBaseUrl (variable: string, value: string | undefined): string | undefined {
@@ -248,6 +280,36 @@ function parseMetricsPort (value: string | undefined, apiPort: number): number |
   const port = parseInteger('METRICS_PORT', value, 0, 65535)
   if (port !== undefined && port !== 0 && port === apiPort) throw new ConfigError('METRICS_PORT', `must differ from PORT (${apiPort}): metrics are served on their own listener`)
   return port
+}
+
+/** The only OTLP protocol the service exports with. */
+export const OTLP_PROTOCOL = 'http/json'
+
+function parseTracing (env: Env): TracingSettings | undefined {
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase()
+  if (disabled !== undefined && disabled !== '' && disabled !== 'true' && disabled !== 'false') {
+    throw new ConfigError('OTEL_SDK_DISABLED', `must be true or false, got "${env.OTEL_SDK_DISABLED}"`)
+  }
+  const tracesUrl = parseOtlpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ??
+    parseOtlpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT)?.replace(/\/?$/, '/v1/traces')
+  for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
+    const protocol = env[variable]
+    if (!isUnset(protocol) && protocol.trim() !== OTLP_PROTOCOL) {
+      throw new ConfigError(variable, `must be ${OTLP_PROTOCOL} (the service exports OTLP over HTTP with JSON bodies) or unset, got "${protocol}"`)
+    }
+  }
+  if (tracesUrl === undefined || disabled === 'true') return undefined
+  return Object.freeze({ tracesUrl })
+}
+
+function parseOtlpUrl (variable: string, value: string | undefined): string | undefined {
+  if (isUnset(value)) return undefined
+  const url = value.trim()
+  // the value is not echoed: collectors take credentials in the URL too
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw new ConfigError(variable, 'must be an http(s) URL of an OTLP/HTTP receiver, e.g. http://127.0.0.1:4318')
+  }
+  return url
 }
 
 function parseTrustProxy (value: string | undefined): boolean | number | string {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { ConfigError, INSTALL_ROOT, loadConfig } from '../src/config.js'
 
 function configError (env: Record<string, string>): ConfigError {
   try {
@@ -21,6 +23,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       database: { kind: 'sqlite', path: '/srv/petstore/data/petstore.db' },
       apiKeys: [],
+      readApiKeys: [],
       publicBaseUrl: 'http://127.0.0.1:8080/v1',
       stagingBaseUrl: undefined,
       logLevel: 'info',
@@ -32,7 +35,8 @@ describe('loadConfig', () => {
       corsOrigins: [],
       metricsPort: undefined,
       trustProxy: false,
-      workers: 1
+      workers: 1,
+      tracing: undefined
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -43,6 +47,7 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       DATABASE_URL: 'sqlite:/var/lib/petstore/pets.db',
       PETSTORE_API_KEYS: 'key-one, key-two,key-one',
+      PETSTORE_READ_API_KEYS: 'read-one,read-two',
       PUBLIC_BASE_URL: 'https://api.example.com/v1/',
       STAGING_BASE_URL: 'https://staging.example.com/petstore/v1',
       LOG_LEVEL: 'WARN',
@@ -54,7 +59,10 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,https://app.example.com',
       METRICS_PORT: '9100',
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
-      WORKERS: '4'
+      WORKERS: '4',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SDK_DISABLED: 'false'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -62,6 +70,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       database: { kind: 'sqlite', path: '/var/lib/petstore/pets.db' },
       apiKeys: ['key-one', 'key-two'],
+      readApiKeys: ['read-one', 'read-two'],
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging.example.com/petstore/v1',
       logLevel: 'warn',
@@ -73,7 +82,8 @@ describe('loadConfig', () => {
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       metricsPort: 9100,
       trustProxy: '10.0.0.0/8, 192.168.1.1',
-      workers: 4
+      workers: 4,
+      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces' }
     })
   })
 
@@ -109,9 +119,25 @@ describe('loadConfig', () => {
     assert.doesNotMatch(error.message, /s3cret/)
   })
 
-  test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood', () => {
+  test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood, the path relative to the installation', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, { kind: 'sqlite-memory' })
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:pets.db' }, '/srv').database, { kind: 'sqlite', path: '/srv/pets.db' })
+  })
+
+  test('When an OTLP endpoint is set, then traces go to its /v1/traces, unless the traces endpoint is set or the SDK is disabled', () => {
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, { tracesUrl: 'http://collector:4318/v1/traces' })
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector/otlp/' }).tracing, { tracesUrl: 'https://collector/otlp/v1/traces' })
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' }).tracing,
+      { tracesUrl: 'http://b:4318/traces' })
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing, undefined)
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing, undefined)
+  })
+
+  test('When DATABASE_URL is unset, then the file is under the installation, not under the current directory', () => {
+    const config = loadConfig({})
+
+    assert.deepEqual(config.database, { kind: 'sqlite', path: join(INSTALL_ROOT, 'data', 'petstore.db') })
+    assert.ok(existsSync(join(INSTALL_ROOT, 'package.json')), `${INSTALL_ROOT} is not the installation's root`)
   })
 
   test('When WORKERS is 1 to 64 on a store every process can open, then that many workers are asked for', () => {
@@ -152,6 +178,8 @@ describe('loadConfig', () => {
     ['API_KEY_CACHE_SECONDS', { API_KEY_CACHE_SECONDS: '-1' }],
     ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'good-key,,other' }],
     ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'has space' }],
+    ['PETSTORE_READ_API_KEYS', { PETSTORE_READ_API_KEYS: 'good-key,,other' }],
+    ['PETSTORE_READ_API_KEYS', { PETSTORE_API_KEYS: 'both-roles', PETSTORE_READ_API_KEYS: 'other,both-roles' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'https://api.example.com' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'not a url' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://api.example.com/v1' }],
@@ -172,7 +200,12 @@ describe('loadConfig', () => {
     ['WORKERS', { WORKERS: '65' }],
     ['WORKERS', { WORKERS: 'abc' }],
     ['WORKERS', { WORKERS: '-2' }],
-    ['WORKERS', { WORKERS: '1.5' }]
+    ['WORKERS', { WORKERS: '1.5' }],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }],
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }],
+    ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }],
+    ['OTEL_SDK_DISABLED', { OTEL_SDK_DISABLED: 'maybe' }]
   ]
   for (const [variable, env] of wrong) {
     test(`When ${variable} is ${JSON.stringify(Object.values(env)[0])}, then the error names ${variable}`, () => {

@@ -49,6 +49,21 @@ for (const store of testStores()) {
         assert.deepEqual(await res.json(), [])
       })
 
+      test('When the first start prints its key, then the banner comes after the "Server listening" and "petstore ready" lines, on every store', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+
+        const server = await servers.start({ DATABASE_URL: databaseUrl })
+        await server.waitForStdout(/Manage keys with/)
+
+        const lines = server.stdout.split('\n')
+        const banner = lines.findIndex((line) => line.startsWith('No API key existed'))
+        const listening = lines.findIndex((line) => line.includes('"msg":"Server listening at'))
+        const ready = lines.findIndex((line) => line.includes('"msg":"petstore ready"'))
+        assert.ok(listening !== -1 && ready !== -1 && banner !== -1, server.stdout)
+        assert.ok(listening < banner && ready < banner, `the banner should follow the start-up lines:\n${server.stdout}`)
+      })
+
       test('When the server starts again on the same database, then it prints no new key and the first one still works', async (t) => {
         const servers = serverProcesses(t)
         const databaseUrl = await freshDatabaseUrl(t, store)

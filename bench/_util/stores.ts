@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3'
+import { Database } from '../../src/store/sqlite/driver.js'
 import { CursorCodec } from '../../src/pagination/cursor.js'
 import { withPostgres } from '../../tools/harness/postgres.js'
 import { scratchStore, type StoreKind } from '../../tools/harness/scratch-store.js'

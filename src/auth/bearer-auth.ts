@@ -3,12 +3,15 @@ import { LRUCache } from 'lru-cache'
 import { ApiError } from '../errors/catalogue.js'
 import type { ApiKeyRecord } from '../store/pet-store.js'
 import { hashApiKey, includesHashInConstantTime, parseBearer } from './api-keys.js'
+import type { ApiKeyRole } from './roles.js'
 
 /** The key a request was authenticated with. */
 export interface AuthenticatedKey {
   /** Store id of the key; null for a key from `PETSTORE_API_KEYS`. */
   id: number | null
   name: string
+  /** What the key may do; logs and metrics name it beside the key's name. */
+  role: ApiKeyRole
   /** Stable and unique per key: what rate limits and idempotency records are kept under. */
   scope: string
 }
@@ -26,8 +29,10 @@ declare module 'fastify' {
 }
 
 export interface BearerAuthOptions {
-  /** Keys from the environment, accepted besides the store's. */
+  /** Keys from the environment, accepted besides the store's: `PETSTORE_API_KEYS` (write). */
   environmentKeys: readonly string[]
+  /** Keys from the environment with the read role (`PETSTORE_READ_API_KEYS`). */
+  readEnvironmentKeys?: readonly string[]
   /** How long a found key is reused without asking the store (0: always ask); bounds how late a revocation bites. */
   cacheMs: number
   guard: FailedAuthGuard
@@ -52,7 +57,8 @@ const MESSAGES = {
  * carries a valid bearer key. Register it inside an encapsulated plugin.
  */
 export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions): void {
-  const environmentHashes = options.environmentKeys.map((key) => Buffer.from(hashApiKey(key), 'hex'))
+  const hashesOf = (keys: readonly string[]): Buffer[] => keys.map((key) => Buffer.from(hashApiKey(key), 'hex'))
+  const environmentHashes = { write: hashesOf(options.environmentKeys), read: hashesOf(options.readEnvironmentKeys ?? []) }
   const lastTouched = new Map<number, number>()
   // only keys that were found: a key created a moment ago must work at once
   const found = options.cacheMs > 0
@@ -76,9 +82,13 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       throw new ApiError('unauthorized', MESSAGES[bearer.reason], { 'www-authenticate': error })
     }
     const hash = hashApiKey(bearer.token)
-    if (includesHashInConstantTime(environmentHashes, Buffer.from(hash, 'hex'))) {
+    const digest = Buffer.from(hash, 'hex')
+    // both lists are always compared, so the time does not tell which one holds the key
+    const isWriteKey = includesHashInConstantTime(environmentHashes.write, digest)
+    const isReadKey = includesHashInConstantTime(environmentHashes.read, digest)
+    if (isWriteKey || isReadKey) {
       // a prefix of the hash tells environment keys apart without revealing anything usable
-      return { id: null, name: 'environment', scope: `env:${hash.slice(0, 16)}` }
+      return { id: null, name: 'environment', role: isWriteKey ? 'write' : 'read', scope: `env:${hash.slice(0, 16)}` }
     }
     // the lookup is by hash: timing can only reveal hash prefixes, which do not help find a key
     const record = await lookUp(hash)
@@ -86,7 +96,7 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       throw new ApiError('unauthorized', MESSAGES.unknown, { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` })
     }
     recordUse(request, record.id)
-    return { id: record.id, name: record.name, scope: `key:${record.id}` }
+    return { id: record.id, name: record.name, role: record.role, scope: `key:${record.id}` }
   }
 
   function recordUse (request: FastifyRequest, id: number): void {

@@ -1,5 +1,7 @@
 import cluster from 'node:cluster'
 import type { Server } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import pino from 'pino'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from '../app.js'
 import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
@@ -25,8 +27,10 @@ async function start (config: Config): Promise<void> {
     await app.close()
   })
 
-  const weakKeys = config.apiKeys.filter((key) => key.length < MIN_RECOMMENDED_KEY_LENGTH).length
-  if (weakKeys > 0) app.log.warn(`PETSTORE_API_KEYS has ${weakKeys} key(s) shorter than ${MIN_RECOMMENDED_KEY_LENGTH} characters; use npx petstore keys create for strong keys`)
+  for (const [variable, keys] of [['PETSTORE_API_KEYS', config.apiKeys], ['PETSTORE_READ_API_KEYS', config.readApiKeys]] as const) {
+    const weakKeys = keys.filter((key) => key.length < MIN_RECOMMENDED_KEY_LENGTH).length
+    if (weakKeys > 0) app.log.warn(`${variable} has ${weakKeys} key(s) shorter than ${MIN_RECOMMENDED_KEY_LENGTH} characters; use npx petstore keys create for strong keys`)
+  }
 
   // before listening, so the key works on the first request the server answers
   const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)
@@ -44,12 +48,20 @@ async function start (config: Config): Promise<void> {
     app.log.info({ store: app.store.description }, 'petstore ready')
   } finally {
     // also when a port is taken: the key is stored already, and this is the only time it can be shown
-    if (key !== undefined) printBootstrapKey(key, config)
+    // pino writes stdout asynchronously, so a banner written beside it landed before or among the
+    // start-up lines depending on the store; through pino's own stream it always follows them
+    if (key !== undefined) printBootstrapKey(key, config, logDestination(app.log))
   }
 }
 
-function printBootstrapKey (key: string, config: Config): void {
-  process.stdout.write([
+/** Where the logger writes (its stream, in order with its lines); stdout when it has none. */
+function logDestination (log: FastifyBaseLogger): (text: string) => void {
+  const stream = (log as unknown as Partial<Record<symbol, { write: (text: string) => unknown }>>)[pino.symbols.streamSym]
+  return stream === undefined ? (text) => { process.stdout.write(text) } : (text) => { stream.write(text) }
+}
+
+function printBootstrapKey (key: string, config: Config, write: (text: string) => void = (text) => { process.stdout.write(text) }): void {
+  write([
     '',
     'No API key existed, so petstore created one. It is shown only this once; keep it:',
     '',

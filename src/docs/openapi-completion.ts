@@ -1,7 +1,8 @@
 import type { FastifySchema } from 'fastify'
+import { roleNeededFor } from '../auth/roles.js'
 import { REQUEST_ID_MAX_LENGTH, REQUEST_ID_PATTERN } from '../http/request-id.js'
 import { CORS_EXPOSED_HEADERS } from '../http/security.js'
-import { headerObject, RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
+import { errorExample, headerObject, INSUFFICIENT_SCOPE_DESCRIPTION, INSUFFICIENT_SCOPE_HEADER, RATE_LIMIT_HEADERS, type HeaderSpec } from '../schemas/responses.js'
 
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
 const REQUEST_ID_HEADER_SPEC: HeaderSpec = {
@@ -20,7 +21,7 @@ const CORS_HEADERS: Record<string, HeaderSpec> = {
 }
 
 interface MediaType { schema?: unknown, example?: unknown, examples?: unknown }
-interface Response { headers?: Record<string, unknown>, content?: Record<string, MediaType> }
+interface Response { description?: string, headers?: Record<string, unknown>, content?: Record<string, MediaType>, 'x-stability'?: string }
 interface Operation {
   operationId?: string
   security?: unknown[]
@@ -52,7 +53,9 @@ export interface CompletionOptions {
  *   fields (when that limit is on) and, on its 401 and 429, the failed-auth policy's;
  * - the examples of request bodies and of responses whose schema is a `$ref` (swagger drops
  *   the siblings of a `$ref`), from the route schemas' `examples` and `x-examples`;
- * - HEAD operations answer without a body, so their responses have no content.
+ * - HEAD operations answer without a body, so their responses have no content;
+ * - the 403 of a `read` key on every authenticated operation that writes, decided by its method as the
+ *   role check decides it, so an operation added later is documented by construction.
  */
 export function completeDocument (document: OpenApiDocument, options: CompletionOptions): void {
   const common = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC, ...RATE_LIMIT_HEADERS, ...(options.cors ? CORS_HEADERS : {}) }
@@ -67,6 +70,7 @@ export function completeDocument (document: OpenApiDocument, options: Completion
       const routeSchema = options.routeSchemas.get(operation.operationId?.replace(/-head$/, '') ?? '')
       addBodyExample(operation, routeSchema?.body as WithExamples | undefined, componentExample)
       const authenticated = operation.security === undefined || operation.security.length > 0
+      if (authenticated && roleNeededFor(method.toUpperCase()) === 'write') operation.responses = { ...operation.responses, 403: insufficientScopeResponse() }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const names = ['X-Request-Id', ...(options.cors ? Object.keys(CORS_HEADERS) : [])]
         if (authenticated && (options.perKeyLimited || status === '401' || status === '429')) names.push(...Object.keys(RATE_LIMIT_HEADERS))
@@ -76,6 +80,21 @@ export function completeDocument (document: OpenApiDocument, options: Completion
           continue
         }
         addResponseExamples(response, (routeSchema?.response as Record<string, WithExamples> | undefined)?.[status], componentExample)
+      }
+    }
+  }
+}
+
+/** The 403 `insufficient_scope`: an addition to the interface (key roles), marked as the specification marks additions. */
+function insufficientScopeResponse (): Response {
+  return {
+    description: INSUFFICIENT_SCOPE_DESCRIPTION,
+    'x-stability': 'beta',
+    headers: { 'WWW-Authenticate': headerObject(INSUFFICIENT_SCOPE_HEADER) },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/Error' },
+        examples: { insufficient_scope: { summary: 'insufficient_scope', value: errorExample('insufficient_scope') } }
       }
     }
   }

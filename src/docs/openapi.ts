@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema } from 'fastify'
+import { INSUFFICIENT_SCOPE_CHALLENGE } from '../auth/roles.js'
 import { storeWaitBoundMs, type Config } from '../config.js'
 import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
 import { BODY_LIMIT_BYTES, MERGE_PATCH_MEDIA_TYPES } from '../http/content-types.js'
@@ -42,6 +43,11 @@ Every operation needs \`Authorization: Bearer <API key>\` (the scheme name is ca
 A missing, malformed, unknown or revoked key is answered with 401 and \`WWW-Authenticate: Bearer\`
 before anything else is looked at, so an unauthenticated request learns nothing about pets or
 about its own body. Operators issue and revoke keys with \`npx petstore keys …\`; ${revocation}.
+
+Each key has a role. A \`write\` key (the default) may call every operation; a \`read\` key (a storefront's,
+say) may call the operations that only read (\`GET\`). An operation that writes answers a \`read\` key
+403 \`insufficient_scope\` with \`WWW-Authenticate: ${INSUFFICIENT_SCOPE_CHALLENGE}\`, after authentication
+and before its body is read or validated.
 
 ## Errors
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
@@ -179,7 +185,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: 'An API key issued by the operator (`npx petstore keys create --name …`).'
+            description: 'An API key issued by the operator (`npx petstore keys create --name … [--role read|write]`); a `read` key may call only the operations that read.'
           }
         }
       },

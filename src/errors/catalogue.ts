@@ -8,6 +8,7 @@ export const ERRORS = {
   malformed_json: { status: 400, message: 'The request body is not valid JSON.' },
   invalid_cursor: { status: 400, message: 'The cursor is not one this service issued for this query.' },
   unauthorized: { status: 401, message: 'A valid API key is required: send "Authorization: Bearer <API key>".' },
+  insufficient_scope: { status: 403, message: 'This API key may not call this operation: it needs a key with the write role.' },
   pet_not_found: { status: 404, message: 'No pet has this id.' },
   not_found: { status: 404, message: 'No such resource.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },

@@ -79,23 +79,36 @@ export function loggerOptions (level: LogLevel, stream?: LogStream): FastifyServ
 
 /**
  * One access-log line per request, at `info`, when the answer has gone out: method, URL (redacted),
- * client address, status and time. Fastify's default writes two lines per request through the
+ * client address, status and time, the name and role of the key that authenticated it, and (with
+ * tracing on) the trace id. Fastify's default writes two lines per request through the
  * `req`/`res` serializers, which read getters on every request; that halved the throughput of a
  * bare route in the benchmark (docs/performance.md). The line on arrival is kept at `debug`.
  */
 export class RequestLogController extends LogController {
+  /** With tracing on, reads a request's trace id for its line. */
+  readonly #traceIdOf: ((request: FastifyRequest) => string | undefined) | undefined
+
+  constructor (traceIdOf?: (request: FastifyRequest) => string | undefined) {
+    super()
+    this.#traceIdOf = traceIdOf
+  }
+
   override incomingRequest (request: FastifyRequest): void {
     // a no-op at info: pino only serializes what it writes
     request.log.debug({ req: request }, 'incoming request')
   }
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // the key's name and role, never the key; undefined outside /v1, where no key is decorated
+    const key = request.apiKey ?? null
     const line = {
       method: request.method,
       url: redactUrl(request.url),
       remoteAddress: request.ip,
       statusCode: reply.statusCode,
-      responseTime: reply.elapsedTime
+      responseTime: reply.elapsedTime,
+      ...(key === null ? {} : { keyName: key.name, keyRole: key.role }),
+      ...(this.#traceIdOf === undefined ? {} : { traceId: this.#traceIdOf(request) })
     }
     if (error) {
       reply.log.error({ ...line, err: error }, 'request errored')

@@ -48,8 +48,15 @@ export class Metrics {
 
   readonly deprecatedCalls = new Counter({
     name: 'petstore_deprecated_operation_calls_total',
-    help: 'Authenticated calls of deprecated operations, by operation and API key name: who still calls them before the sunset.',
-    labelNames: ['operation', 'api_key'] as const,
+    help: 'Authenticated calls of deprecated operations, by operation, API key name and role: who still calls them before the sunset.',
+    labelNames: ['operation', 'api_key', 'role'] as const,
+    registers: [this.registry]
+  })
+
+  readonly insufficientScope = new Counter({
+    name: 'petstore_insufficient_scope_total',
+    help: 'Requests answered 403 insufficient_scope (a key without the write role called an operation that writes), by operation, API key name and role.',
+    labelNames: ['operation', 'api_key', 'role'] as const,
     registers: [this.registry]
   })
 

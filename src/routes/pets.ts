@@ -175,7 +175,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     onSend: async (request, reply, payload) => {
       reply.headers(GET_PET_HEADERS)
       reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
-      if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name })
+      if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name, role: request.apiKey.role })
       if (reply.statusCode !== 200 || typeof payload !== 'string') return payload
       // a tag of the bytes: it changes whenever updatePet changes the pet (updatePet answers the same tag)
       const etag = strongEtag(payload)

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { INSUFFICIENT_SCOPE_CHALLENGE } from '../auth/roles.js'
 import { ERROR_CODES, ERRORS, RETRY_AFTER_SECONDS, type ErrorCode } from '../errors/catalogue.js'
 import { ErrorSchema, type ErrorBody } from './error.js'
 
@@ -38,6 +39,17 @@ export const WWW_AUTHENTICATE_HEADER: HeaderSpec = {
   enum: ['Bearer realm="petstore"', 'Bearer realm="petstore", error="invalid_request"', 'Bearer realm="petstore", error="invalid_token"'],
   example: 'Bearer realm="petstore"'
 }
+
+export const INSUFFICIENT_SCOPE_HEADER: HeaderSpec = {
+  type: 'string',
+  description: 'The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).',
+  enum: [INSUFFICIENT_SCOPE_CHALLENGE],
+  example: INSUFFICIENT_SCOPE_CHALLENGE
+}
+
+/** The 403 of every operation that writes, added to the document by method (see `roleNeededFor`), never by hand. */
+export const INSUFFICIENT_SCOPE_DESCRIPTION = 'The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); ' +
+  'decided before the body is read, so nothing about it is checked or changed.'
 
 export const RETRY_AFTER_HEADER: HeaderSpec = {
   type: 'string',

@@ -1,5 +1,6 @@
 import type { DatabaseLocation } from '../config.js'
 import type { MigrationResult, PetStore } from './pet-store.js'
+import { describePostgres } from './postgres/connection.js'
 
 export interface OpenStoreOptions {
   /** Told about store failures that happen outside any call (e.g. a dropped idle connection). */
@@ -17,6 +18,15 @@ export async function openStore (location: DatabaseLocation, options: OpenStoreO
   } catch (error) {
     await store.close()
     throw error
+  }
+}
+
+/** The location as logs and the CLI show it (never a password), without opening anything. */
+export function describeDatabase (location: DatabaseLocation): string {
+  switch (location.kind) {
+    case 'sqlite': return `sqlite:${location.path}`
+    case 'sqlite-memory': return 'sqlite::memory:'
+    case 'postgres': return describePostgres(location.url)
   }
 }
 

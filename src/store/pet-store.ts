@@ -1,3 +1,4 @@
+import type { ApiKeyRole } from '../auth/roles.js'
 import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from '../idempotency/claims.js'
 import type { PetPrecondition, PetUpdateOutcome } from '../lifecycle/pet-update.js'
 import type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
@@ -22,6 +23,7 @@ export interface PetPage {
 export interface ApiKeyRecord {
   id: number
   name: string
+  role: ApiKeyRole
   createdAt: string
   lastUsedAt: string | null
   revokedAt: string | null
@@ -57,7 +59,8 @@ export interface PetStore {
    */
   listVersion (): number | undefined
 
-  createApiKey (name: string, keyHash: string): Promise<ApiKeyRecord>
+  /** Stores a new key's hash; `role` defaults to `write` (full access). */
+  createApiKey (name: string, keyHash: string, role?: ApiKeyRole): Promise<ApiKeyRecord>
   /** The active (not revoked) key with this hash. */
   findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
   listApiKeys (): Promise<ApiKeyRecord[]>
@@ -66,7 +69,7 @@ export interface PetStore {
   /** Records that a key was used; callers throttle it. */
   touchApiKey (id: number, usedAt: Date): Promise<void>
   /**
-   * Creates the key only if no key was ever created (revoked ones count), atomically
+   * Creates a write key only if no key was ever created (revoked ones count), atomically
    * even when several instances try at once; undefined when a key already existed.
    */
   createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>

@@ -1,3 +1,4 @@
+import type { ApiKeyRole } from '../auth/roles.js'
 import type { Pet, PetStatus } from '../schemas/pet.js'
 import type { ApiKeyRecord } from './pet-store.js'
 
@@ -20,18 +21,20 @@ export const PET_COLUMNS = 'id, name, category_id, status'
 export interface ApiKeyRow {
   id: number
   name: string
+  role: ApiKeyRole
   created_at: string | Date
   last_used_at: string | Date | null
   revoked_at: string | Date | null
 }
 
 /** The api_keys columns every query returns, in the order of {@link ApiKeyRow}. */
-export const API_KEY_COLUMNS = 'id, name, created_at, last_used_at, revoked_at'
+export const API_KEY_COLUMNS = 'id, name, role, created_at, last_used_at, revoked_at'
 
 export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   return {
     id: row.id,
     name: row.name,
+    role: row.role,
     createdAt: isoTime(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : isoTime(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : isoTime(row.revoked_at)

@@ -22,7 +22,10 @@ for (const store of testStores()) {
     test('When the answer to a create is lost on the way back, then the retry reuses the key and exactly one pet exists', async (t) => {
       let loseTheAnswer = (): void => {}
       let answersLost = 0
+      // counted on arrival: whether a request whose connection died reaches onResponse differs between Node versions
+      const createsArrived: unknown[] = []
       const service = await startService(t, { store }, (app) => {
+        app.addHook('onRequest', async (request) => { if (request.method === 'POST') createsArrived.push(request.headers['idempotency-key']) })
         // the pet is committed and its 201 is about to leave: the connection dies now, so the client never sees it
         app.addHook('onSend', async (request, _reply, payload) => {
           if (request.method === 'POST' && answersLost === 0) {
@@ -44,11 +47,10 @@ for (const store of testStores()) {
       assert.equal(retries.length, 1)
       assert.equal(retries[0]?.error.code, 'network_error')
       assert.equal(retries[0]?.error.status, 0)
-      const creates = service.served.filter((r) => r.method === 'POST')
-      assert.equal(creates.length, 2, 'the lost 201 and the retry')
-      assert.match(String(creates[0]?.idempotencyKey), UUID)
-      assert.equal(creates[1]?.idempotencyKey, creates[0]?.idempotencyKey)
-      assert.equal(creates[1]?.replayed, true)
+      assert.equal(createsArrived.length, 2, 'the create whose 201 was lost, and the retry')
+      assert.match(String(createsArrived[0]), UUID)
+      assert.equal(createsArrived[1], createsArrived[0])
+      assert.equal(service.served.filter((r) => r.method === 'POST').at(-1)?.replayed, true, 'the retry is answered with the first create\'s 201')
       assert.deepEqual(await listAllPets(service), [pet])
     })
 

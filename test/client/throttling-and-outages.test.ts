@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
-import Database from 'better-sqlite3'
+import { Database } from '../../src/store/sqlite/driver.js'
 import { createClient, PetStoreError, type RetryEvent } from '@petstore/client'
 import { listAllPets, testStores, type StoreKind } from '../helpers/build-app.js'
 import { startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'
@@ -71,7 +71,7 @@ async function serviceWithOutage (t: TestContext, store: StoreKind): Promise<Ser
     app.addHook('onResponse', async (_request, reply) => { if (reply.statusCode === 503) end() })
   }
   if (store === 'sqlite') {
-    let lock: Database.Database | undefined
+    let lock: InstanceType<typeof Database> | undefined
     const end = (): void => { lock?.close(); lock = undefined }
     t.after(end)
     const service = await startService(t, { store }, endOnFirst503(end))

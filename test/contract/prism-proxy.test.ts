@@ -22,6 +22,8 @@ interface TrafficContext {
   auth: { authorization: string }
   /** `Authorization` with a key no one issued. */
   unknownKey: { authorization: string }
+  /** `Authorization` with a valid key of the `read` role. */
+  readKey: { authorization: string }
 }
 
 /** A request, its path relative to its operation's server (`/pets`, not `/v1/pets`). */
@@ -107,6 +109,8 @@ const TRAFFIC: TrafficCase[] = [
   { operation: 'createPet', status: 422, what: 'an Idempotency-Key reused with another body', request: ({ auth }) => ({ method: 'POST', path: '/pets', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'traffic-1' }, body: JSON.stringify({ name: 'Max', categoryId: 1 }) }) },
   { operation: 'getPet', status: 400, what: 'an id that is not an integer', request: ({ auth }) => ({ method: 'GET', path: '/pets/abc', headers: auth }) },
   { operation: 'getPet', status: 404, what: 'an id no pet has', request: ({ auth }) => ({ method: 'GET', path: '/pets/999', headers: auth }) },
+  { operation: 'createPet', status: 403, what: 'a read key', request: ({ readKey }) => ({ method: 'POST', path: '/pets', headers: { ...readKey, ...JSON_BODY }, body: REX }) },
+  { operation: 'updatePet', status: 403, what: 'a read key', request: ({ readKey }) => ({ method: 'PATCH', path: '/pets/1', headers: { ...readKey, ...MERGE_PATCH_BODY }, body: '{"name":"Max"}' }) },
   { operation: 'updatePet', status: 200, what: 'a status moved (available to pending)', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"pending"}' }) },
   { operation: 'updatePet', status: 400, what: 'a status outside the enum', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"lost"}' }) },
   { operation: 'updatePet', status: 404, what: 'an id no pet has', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/999', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"name":"Max"}' }) },
@@ -170,16 +174,17 @@ function conformanceProblems (fuzzer: ApiFuzzer, operation: ApiOperation, res: L
 /** The app on a port of its own, its document, and a Prism proxy in front of each of its servers (`/v1` and the root). */
 async function proxiedService (t: TestContext, store: StoreKind) {
   const key = generateApiKey()
+  const readKey = generateApiKey()
   const clock = manualClock()
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const api = await buildTestApp(t, { store, clock, withKey: false, env: { PETSTORE_API_KEYS: key, PUBLIC_BASE_URL: `${origin}/v1` } })
+  const api = await buildTestApp(t, { store, clock, withKey: false, env: { PETSTORE_API_KEYS: key, PETSTORE_READ_API_KEYS: readKey, PUBLIC_BASE_URL: `${origin}/v1` } })
   await api.app.listen({ port, host: '127.0.0.1' })
   const fuzzer = await ApiFuzzer.create(api.app, key, { seedPets: 0 })
   const basePaths = [...new Set(fuzzer.api.operations.map((operation) => operation.basePath))]
   const proxies = new Map<string, PrismProxy>(await Promise.all(basePaths.map(async (basePath) =>
     [basePath, await startPrismProxy(t, `${origin}/v1/openapi.json`, `${origin}${basePath}`)] as const)))
-  const context: TrafficContext = { api, clock, auth: { authorization: `Bearer ${key}` }, unknownKey: { authorization: `Bearer ${generateApiKey()}` } }
+  const context: TrafficContext = { api, clock, auth: { authorization: `Bearer ${key}` }, unknownKey: { authorization: `Bearer ${generateApiKey()}` }, readKey: { authorization: `Bearer ${readKey}` } }
   return { context, fuzzer, proxies }
 }
 

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process'
 import { connect, type Socket } from 'node:net'
 import type { TestContext } from 'node:test'
+import { join } from 'node:path'
 import { childEnv } from '../../tools/harness/child-env.js'
+import { TSX_LOADER } from '../../tools/harness/installation.js'
 import { freePort } from '../../tools/harness/free-port.js'
 import { exitOf, type Exit } from '../../tools/harness/process-exit.js'
 import { PROJECT_ROOT } from '../../tools/harness/project-root.js'
@@ -10,6 +12,7 @@ import { within } from '../../tools/harness/within.js'
 
 export { childEnv } from '../../tools/harness/child-env.js'
 export { freePort } from '../../tools/harness/free-port.js'
+export { copyInstallation } from '../../tools/harness/installation.js'
 export type { Exit } from '../../tools/harness/process-exit.js'
 export { childPids } from '../../tools/harness/process-tree.js'
 export { PROJECT_ROOT } from '../../tools/harness/project-root.js'
@@ -23,9 +26,17 @@ export interface CliResult extends Exit {
 
 const CLI_TIMEOUT_MS = 30_000
 
+export interface CliOptions {
+  /** The installation whose CLI runs (see `copyInstallation`); the repository by default. */
+  installation?: string
+  /** Its working directory; the installation by default. */
+  cwd?: string
+}
+
 /** Runs `src/bin/cli.ts` with `args` to completion (killed after 30 s) and returns what it printed. */
-export async function runCli (args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/cli.ts', ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function runCli (args: readonly string[], env: NodeJS.ProcessEnv, options: CliOptions = {}): Promise<CliResult> {
+  const root = options.installation ?? PROJECT_ROOT
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(root, 'src/bin/cli.ts'), ...args], { cwd: options.cwd ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
@@ -38,11 +49,14 @@ export async function runCli (args: readonly string[], env: NodeJS.ProcessEnv): 
   }
 }
 
+/** Where a server runs from: a copied installation, and its working directory. */
+export type ServerPlace = CliOptions
+
 export interface ServerProcesses {
   /** Spawns a server on a free port without waiting for it. */
-  spawn (env: Record<string, string>): Promise<ServerProcess>
+  spawn (env: Record<string, string>, place?: ServerPlace): Promise<ServerProcess>
   /** Spawns a server on a free port and waits until `/healthz` answers. */
-  start (env: Record<string, string>): Promise<ServerProcess>
+  start (env: Record<string, string>, place?: ServerPlace): Promise<ServerProcess>
 }
 
 /**
@@ -53,16 +67,16 @@ export interface ServerProcesses {
 export function serverProcesses (t: TestContext, options: { entry?: ServerEntry } = {}): ServerProcesses {
   const started: ServerProcess[] = []
   t.after(async () => { await Promise.all(started.map((server) => server.kill())) })
-  const spawnServer = async (env: Record<string, string>): Promise<ServerProcess> => {
+  const spawnServer = async (env: Record<string, string>, place: ServerPlace = {}): Promise<ServerProcess> => {
     const port = await freePort()
-    const server = new ServerProcess({ env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: env.PORT ?? String(port) }), port, entry: options.entry })
+    const server = new ServerProcess({ ...options, ...place, env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: env.PORT ?? String(port) }), port })
     started.push(server)
     return server
   }
   return {
     spawn: spawnServer,
-    async start (env) {
-      const server = await spawnServer(env)
+    async start (env, place) {
+      const server = await spawnServer(env, place)
       await server.waitUntilHealthy()
       return server
     }

@@ -132,9 +132,11 @@ function linesOf (logs: CapturedLogs, id: string): LogRecord[] {
 
 // what an access line holds: pino's own fields, the request id, and the request's summary
 const ACCESS_LINE_FIELDS = ['hostname', 'level', 'method', 'msg', 'pid', 'remoteAddress', 'reqId', 'responseTime', 'statusCode', 'time', 'url']
+// on the lines of requests a key authenticated: its name and role, never the key
+const KEY_FIELDS = ['keyName', 'keyRole']
 
 describe('one access-log line per request', () => {
-  test('When LOG_LEVEL is info, then each request writes exactly one "request completed" line, with method, redacted URL, address, status, time and id, and no "incoming request" line', async (t) => {
+  test('When LOG_LEVEL is info, then each request writes exactly one "request completed" line, with method, redacted URL, address, status, time, id and the key\'s name and role, and no "incoming request" line', async (t) => {
     const logs = captureLogs()
     const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
     const json = { 'content-type': 'application/json' }
@@ -162,7 +164,9 @@ describe('one access-log line per request', () => {
       const completed = lines.filter((line) => line.msg === 'request completed')
       assert.equal(completed.length, 1, `one completed line for ${request.method} ${url}: ${JSON.stringify(lines)}`)
       const line = completed[0] as LogRecord
-      assert.deepEqual(Object.keys(line).sort(), ACCESS_LINE_FIELDS)
+      const authenticated: boolean = url.startsWith('/v1') && answers[i]?.statusCode !== 401
+      assert.deepEqual(Object.keys(line).sort(), [...ACCESS_LINE_FIELDS, ...(authenticated ? KEY_FIELDS : [])].sort())
+      if (authenticated) assert.deepEqual({ keyName: line.keyName, keyRole: line.keyRole }, { keyName: 'test', keyRole: 'write' })
       assert.deepEqual({ level: line.level, method: line.method, url: line.url, remoteAddress: line.remoteAddress, statusCode: line.statusCode },
         { level: 30, method: request.method, url, remoteAddress: '127.0.0.1', statusCode: answers[i]?.statusCode })
       assert.ok(typeof line.responseTime === 'number' && line.responseTime >= 0, `responseTime ${String(line.responseTime)}`)

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildTestApp, postPet } from '../helpers/build-app.js'
 import { assertError } from '../helpers/assertions.js'
+import { mockDate } from '../helpers/clock.js'
 import { generateApiKey, hashApiKey } from '../../src/auth/api-keys.js'
 
 const UNKNOWN_KEY = { authorization: 'Bearer petstore_not-a-real-key' }
@@ -322,7 +323,7 @@ describe('failed-authentication limit per client address', () => {
 
   test('When the failed-auth minute is over, then a blocked address may try again', async (t) => {
     const { app, auth } = await buildTestApp(t, { env })
-    t.mock.timers.enable({ apis: ['Date'], now: Date.now() })
+    mockDate(t)
     for (let i = 0; i < 3; i++) await listPets(app, UNKNOWN_KEY, '10.1.1.7')
     t.mock.timers.tick(30_000)
     assertRateLimited(await listPets(app, UNKNOWN_KEY, '10.1.1.7'), 30)

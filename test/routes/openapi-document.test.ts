@@ -132,7 +132,7 @@ describe('the served OpenAPI document', () => {
 
     assert.deepEqual(document.servers.map((server) => server.url), [ENV.PUBLIC_BASE_URL, ENV.STAGING_BASE_URL])
     assert.deepEqual(document.security, [{ bearerAuth: [] }])
-    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: 'An API key issued by the operator (`npx petstore keys create --name …`).' })
+    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: 'An API key issued by the operator (`npx petstore keys create --name … [--role read|write]`); a `read` key may call only the operations that read.' })
   })
 
   test('When the operations are read, then ids, deprecation and vendor extensions are as the spec says', async (t) => {
@@ -180,7 +180,7 @@ describe('the served OpenAPI document', () => {
     assert.equal(updatePet.security, undefined, 'bearer auth like every operation')
     assert.deepEqual(Object.keys(updatePet.requestBody?.content ?? {}), ['application/merge-patch+json', 'application/json'])
     assert.deepEqual(updatePet.requestBody?.content?.['application/merge-patch+json']?.schema, { $ref: '#/components/schemas/PetPatch' })
-    assert.deepEqual(Object.keys(updatePet.responses).sort(), ['200', '400', '401', '404', '409', '412', '413', '415', '429', '500', '503'])
+    assert.deepEqual(Object.keys(updatePet.responses).sort(), ['200', '400', '401', '403', '404', '409', '412', '413', '415', '429', '500', '503'])
     for (const [status, response] of Object.entries(updatePet.responses)) {
       const media = response.content?.['application/json']
       assert.ok(media?.example !== undefined || media?.examples !== undefined, `${status} has an example`)

@@ -239,7 +239,7 @@ async function openFresh (t: TestContext, kind: StoreKind, databaseUrl?: string,
  */
 async function blockInserts (t: TestContext, databaseUrl: string): Promise<{ release: () => Promise<void> }> {
   if (databaseUrl.startsWith('sqlite:')) {
-    const { default: Database } = await import('better-sqlite3')
+    const { Database } = await import('../../src/store/sqlite/driver.js')
     const holder = new Database(databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
     holder.exec('BEGIN IMMEDIATE')
     const release = async (): Promise<void> => { if (holder.open) { holder.exec('COMMIT'); holder.close() } }

@@ -142,6 +142,43 @@ for (const kind of testStores()) {
       assert.equal((await stores[0]!.listApiKeys()).length, 1)
     })
 
+    test('When keys are created with and without a role, then each is stored, found and listed with its role (write by default)', async (t) => {
+      const { store } = await openFresh(t, kind)
+
+      const reader = await store.createApiKey('storefront', 'hash-read', 'read')
+      const writer = await store.createApiKey('back-office', 'hash-write')
+      const first = await store.createFirstApiKey('bootstrap', 'hash-first')
+
+      assert.equal(reader.role, 'read')
+      assert.equal(writer.role, 'write')
+      assert.equal(first, undefined)
+      assert.equal((await store.findActiveApiKeyByHash('hash-read'))?.role, 'read')
+      assert.equal((await store.findActiveApiKeyByHash('hash-write'))?.role, 'write')
+      assert.deepEqual((await store.listApiKeys()).map(({ name, role }) => [name, role]), [['storefront', 'read'], ['back-office', 'write']])
+    })
+
+    test('When the first key is created, then it has the write role', async (t) => {
+      const { store } = await openFresh(t, kind)
+
+      const first = await store.createFirstApiKey('bootstrap', 'hash-first')
+
+      assert.equal(first?.role, 'write')
+    })
+
+    test('When a database from before roles is migrated, then its keys keep full access (the write role)', async (t) => {
+      const { store, databaseUrl } = await openFresh(t, kind)
+      await store.createApiKey('old', 'hash-old')
+      await store.close()
+      // back to the schema before 0003_api_key_roles
+      await execSql(databaseUrl, 'ALTER TABLE api_keys DROP COLUMN role')
+      await execSql(databaseUrl, "DELETE FROM schema_migrations WHERE name = '0003_api_key_roles.sql'")
+
+      const reopened = await openFresh(t, kind, databaseUrl)
+
+      assert.ok(reopened.migration.applied.includes('0003_api_key_roles.sql'), `applied: ${reopened.migration.applied.join(', ')}`)
+      assert.equal((await reopened.store.findActiveApiKeyByHash('hash-old'))?.role, 'write')
+    })
+
     test('When a key was ever created, even if revoked since, then no first key is created', async (t) => {
       const { store } = await openFresh(t, kind)
       const key = await store.createApiKey('old', 'hash-old')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import Database from 'better-sqlite3'
+import { Database } from '../../src/store/sqlite/driver.js'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/store/open-store.js'
 import { openSqliteDatabase } from '../../src/store/sqlite/connection.js'

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { join, resolve } from 'node:path'
 import { pinnedCommand } from './cpu-pinning.js'
+import { TSX_LOADER } from './installation.js'
 import { exitOf, type Exit } from './process-exit.js'
 import { childPids, processTree } from './process-tree.js'
 import { PROJECT_ROOT } from './project-root.js'
@@ -20,6 +22,10 @@ export interface ServerProcessOptions {
   port: number
   /** The service's entry point; `source` by default. */
   entry?: ServerEntry
+  /** The installation it runs from (see `copyInstallation`); the repository by default. */
+  installation?: string
+  /** Its working directory; the installation by default. */
+  cwd?: string
   /** A TypeScript file to run through tsx instead of the service (a benchmark's baseline or peer). */
   script?: string
   /** CPUs to pin it to (`taskset -c`), where pinning is available. */
@@ -52,12 +58,13 @@ export class ServerProcess {
     this.port = options.port
     this.baseUrl = `http://127.0.0.1:${options.port}`
     this.label = options.label ?? 'server'
+    const root = options.installation ?? PROJECT_ROOT
     const node = options.script !== undefined
-      ? [process.execPath, '--import', 'tsx', options.script]
-      : options.entry === 'build' ? [process.execPath, 'dist/bin/server.js'] : [process.execPath, '--import', 'tsx', 'src/bin/server.ts']
+      ? [process.execPath, '--import', TSX_LOADER, resolve(root, options.script)]
+      : options.entry === 'build' ? [process.execPath, join(root, 'dist/bin/server.js')] : [process.execPath, '--import', TSX_LOADER, join(root, 'src/bin/server.ts')]
     const [command, ...args] = pinnedCommand(options.cpuList, node)
     const stdout = options.stdout ?? 'keep'
-    this.child = spawn(command as string, args, { cwd: PROJECT_ROOT, env: options.env, stdio: ['ignore', stdout === 'discard' ? 'ignore' : 'pipe', 'pipe'] })
+    this.child = spawn(command as string, args, { cwd: options.cwd ?? root, env: options.env, stdio: ['ignore', stdout === 'discard' ? 'ignore' : 'pipe', 'pipe'] })
     const onLine = typeof stdout === 'function' ? stdout : undefined
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       if (onLine === undefined) this.#stdout += chunk

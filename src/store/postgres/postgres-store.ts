@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { DEFAULT_API_KEY_ROLE, type ApiKeyRole } from '../../auth/roles.js'
 import { StoreUnavailableError } from '../../errors/catalogue.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
@@ -160,8 +161,8 @@ export class PostgresPetStore implements PetStore {
     return { pets: rows.slice(0, query.limit).map(rowToPet), hasMore: rows.length > query.limit }
   }
 
-  async createApiKey (name: string, keyHash: string): Promise<ApiKeyRecord> {
-    const rows = await this.#query<ApiKeyRow>(SQL.insertApiKey, [name, keyHash, new Date()])
+  async createApiKey (name: string, keyHash: string, role: ApiKeyRole = DEFAULT_API_KEY_ROLE): Promise<ApiKeyRecord> {
+    const rows = await this.#query<ApiKeyRow>(SQL.insertApiKey, [name, keyHash, role, new Date()])
     return rowToApiKey(firstRow(rows))
   }
 

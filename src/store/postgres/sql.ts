@@ -66,10 +66,10 @@ export const SQL = {
   deleteExpiredIdempotencyKeys: {
     text: 'WITH gone AS (DELETE FROM idempotency_keys WHERE expires_at <= $1 RETURNING 1) SELECT count(*)::int AS deleted FROM gone'
   },
-  insertApiKey: { text: `INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3) RETURNING ${API_KEY_COLUMNS}` },
+  insertApiKey: { text: `INSERT INTO api_keys (name, key_hash, role, created_at) VALUES ($1, $2, $3, $4) RETURNING ${API_KEY_COLUMNS}` },
   // after the firstApiKey lock: instances starting together queue there, and each then sees the others' committed keys
   insertFirstApiKey: {
-    text: `INSERT INTO api_keys (name, key_hash, created_at) SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${API_KEY_COLUMNS}`
+    text: `INSERT INTO api_keys (name, key_hash, role, created_at) SELECT $1, $2, 'write', $3 WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${API_KEY_COLUMNS}`
   },
   listApiKeys: { text: `SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY id` },
   revokeApiKey: { text: 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id' },

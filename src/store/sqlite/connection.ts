@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
+import { Database } from './driver.js'
 import { SQLITE_BUSY_TIMEOUT_MS } from './busy-timeout.js'
 
 /** Where a SQLite store keeps its data: a file, or memory for throw-away runs. */
@@ -10,8 +11,8 @@ export type SqliteLocation = { path: string } | { memory: true }
  * Opens a connection with the store's settings: WAL with `synchronous=FULL`, so a committed
  * transaction has been fsync'd before the call returns; a missing directory is created.
  */
-export function openSqliteDatabase (location: SqliteLocation): Database.Database {
-  let db: Database.Database
+export function openSqliteDatabase (location: SqliteLocation): BetterSqlite3.Database {
+  let db: BetterSqlite3.Database
   if ('path' in location) {
     mkdirSync(dirname(location.path), { recursive: true })
     db = new Database(location.path)

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { DEFAULT_API_KEY_ROLE, type ApiKeyRole } from '../../auth/roles.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
@@ -143,8 +144,8 @@ export class SqlitePetStore implements PetStore {
     })
   }
 
-  async createApiKey (name: string, keyHash: string): Promise<ApiKeyRecord> {
-    return this.#run(() => rowToApiKey(this.#statements.insertApiKey.get(name, keyHash, new Date().toISOString()) as ApiKeyRow))
+  async createApiKey (name: string, keyHash: string, role: ApiKeyRole = DEFAULT_API_KEY_ROLE): Promise<ApiKeyRecord> {
+    return this.#run(() => rowToApiKey(this.#statements.insertApiKey.get(name, keyHash, role, new Date().toISOString()) as ApiKeyRow))
   }
 
   async findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined> {

@@ -285,10 +285,10 @@ export interface components {
         /** @description The body of every error answer. */
         Error: {
             /**
-             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
+             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
             message: string;
             /**
@@ -720,6 +720,23 @@ export interface operations {
                 headers: {
                     /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -1379,6 +1396,23 @@ export interface operations {
                 headers: {
                     /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
                     "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
