@@ -14,8 +14,9 @@ import { handleError, notFound } from './http/error-handler.js'
 import { hostHeader } from './http/host-header.js'
 import { loggerOptions, RequestLogController, type LogStream } from './http/logging.js'
 import { refuseUnknownQueryParameters } from './http/query-parameters.js'
-import { requestIdFor, requestIdHeader } from './http/request-id.js'
-import { addSecurityHeaders } from './http/security.js'
+import { answerHeaders } from './http/answer-headers.js'
+import { requestIdFor } from './http/request-id.js'
+import { registerCors } from './http/security.js'
 import { refuseTrailingSlashes } from './http/trailing-slash.js'
 import { buildValidator } from './http/validation.js'
 import { IdempotentCreates } from './idempotency/idempotent-creates.js'
@@ -122,7 +123,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   })
 
   // first of all hooks: every answer, even one refused early, names its request
-  await app.register(requestIdHeader)
+  await app.register(answerHeaders)
   await app.register(hostHeader)
   await app.register(httpMetrics)
 
@@ -142,7 +143,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   idempotentCreates.start()
   app.addHook('onClose', async () => { idempotentCreates.stop() })
 
-  await addSecurityHeaders(app, config.corsOrigins)
+  await registerCors(app, config.corsOrigins)
   await registerRateLimits(app, config)
   await app.register(drainOnClose)
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { ApiError } from '../errors/catalogue.js'
 import type { ApiKeyRecord } from '../store/pet-store.js'
@@ -75,7 +75,8 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     return record
   }
 
-  async function authenticate (request: FastifyRequest): Promise<AuthenticatedKey> {
+  /** The request's key: at once for a key from the environment, else once the store has answered. */
+  function authenticate (request: FastifyRequest): AuthenticatedKey | Promise<AuthenticatedKey> {
     const bearer = parseBearer(request.headers.authorization)
     if (!bearer.ok) {
       const error = bearer.reason === 'missing' ? CHALLENGE : `${CHALLENGE}, error="invalid_request"`
@@ -90,6 +91,10 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       // a prefix of the hash tells environment keys apart without revealing anything usable
       return { id: null, name: 'environment', role: isWriteKey ? 'write' : 'read', scope: `env:${hash.slice(0, 16)}` }
     }
+    return authenticateStored(request, hash)
+  }
+
+  async function authenticateStored (request: FastifyRequest, hash: string): Promise<AuthenticatedKey> {
     // the lookup is by hash: timing can only reveal hash prefixes, which do not help find a key
     const record = await lookUp(hash)
     if (record === undefined) {
@@ -112,17 +117,34 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
   }
 
   app.decorateRequest('apiKey', null)
-  app.addHook('onRequest', async (request, reply) => {
+  function refuse (request: FastifyRequest, reply: FastifyReply, error: unknown, done: HookHandlerDoneFunction): void {
+    // a request without any key guesses nothing: it is neither counted nor refused
+    if (error instanceof ApiError && error.code === 'unauthorized' && request.headers.authorization !== undefined) {
+      options.guard.recordFailedAuth(request, reply).then(() => { done(error) }, done)
+    } else {
+      done(error as Error)
+    }
+  }
+
+  // a callback rather than a promise: a key from the environment is settled within the hook
+  app.addHook('onRequest', (request, reply, done) => {
     // a valid key is served whatever its address did: behind a NAT or a balancer one bad client
     // must not lock everyone out, and with 256-bit keys a confirmed guess is not a risk worth that
+    let key: AuthenticatedKey | Promise<AuthenticatedKey>
     try {
-      request.apiKey = await authenticate(request)
+      key = authenticate(request)
     } catch (error) {
-      // a request without any key guesses nothing: it is neither counted nor refused
-      if (error instanceof ApiError && error.code === 'unauthorized' && request.headers.authorization !== undefined) {
-        await options.guard.recordFailedAuth(request, reply)
-      }
-      throw error
+      refuse(request, reply, error, done)
+      return
     }
+    if (!(key instanceof Promise)) {
+      request.apiKey = key
+      done()
+      return
+    }
+    key.then((found) => {
+      request.apiKey = found
+      done()
+    }, (error: unknown) => { refuse(request, reply, error, done) })
   })
 }

@@ -15,14 +15,16 @@ export interface RoleCheckOptions {
  * are left to answer 404 and 405: they do nothing a read key could misuse.
  */
 export function addRoleCheck (app: FastifyInstance, options: RoleCheckOptions = {}): void {
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
     const key = request.apiKey
-    if (key === null || request.routeOptions.url === undefined || request.routeOptions.config.methodNotAllowed === true) return
     const needed = roleNeededFor(request.method)
-    if (roleAllows(key.role, needed)) return
+    if (key === null || roleAllows(key.role, needed) || request.routeOptions.url === undefined || request.routeOptions.config.methodNotAllowed === true) {
+      done()
+      return
+    }
     const operation = request.routeOptions.schema?.operationId ?? `${request.method} ${request.routeOptions.url}`
     options.onRefused?.(key, operation)
-    throw new ApiError('insufficient_scope', `This API key has the ${key.role} role, which may only call operations that read; ${operation} needs a key with the ${needed} role.`,
-      { 'www-authenticate': INSUFFICIENT_SCOPE_CHALLENGE })
+    done(new ApiError('insufficient_scope', `This API key has the ${key.role} role, which may only call operations that read; ${operation} needs a key with the ${needed} role.`,
+      { 'www-authenticate': INSUFFICIENT_SCOPE_CHALLENGE }))
   })
 }

@@ -146,12 +146,23 @@ function assertNoContentEncoding (request: FastifyRequest): void {
  */
 export function acceptJsonBodiesOnly (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addHook('preParsing', async (request, _reply, payload) => {
-    assertNoContentEncoding(request)
-    return payload
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    try {
+      assertNoContentEncoding(request)
+      done(null, payload)
+    } catch (error) {
+      done(error as Error)
+    }
   })
   // after validation (which names wrong types and unknown fields first)
-  app.addHook('preHandler', async (request) => { refuseRoundedIntegers(request.body) })
+  app.addHook('preHandler', (request, _reply, done) => {
+    try {
+      refuseRoundedIntegers(request.body)
+      done()
+    } catch (error) {
+      done(error as Error)
+    }
+  })
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseUtf8Json)
 }
 

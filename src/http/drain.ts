@@ -17,10 +17,11 @@ export const drainOnClose = fp(async (app) => {
     setTimeout(() => { app.server.closeAllConnections() }, REQUEST_TIMEOUT_MS).unref()
   })
   // a kept-alive connection would otherwise hold the drain open until the client hangs up
-  app.addHook('onSend', async (_request, reply) => { if (closing) reply.header('connection', 'close') })
-  app.addHook('onRequest', async () => {
-    if (closing) {
-      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another instance.')
-    }
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close')
+    done(null, payload)
+  })
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(closing ? new ApiError('service_unavailable', 'The service is shutting down; retry on another instance.') : undefined)
   })
 }, { name: 'petstore-drain' })

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 /** A strong entity tag (RFC 9110 §8.8.3) for a serialized representation. */
 export function strongEtag (payload: string | Buffer): string {
-  return `"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`
+  // one-shot: it runs on every getPet
+  return `"${hash('sha256', payload, 'base64url').slice(0, 27)}"`
 }
 
 /**

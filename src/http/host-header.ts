@@ -17,9 +17,10 @@ function countHostHeaders (rawHeaders: readonly string[]): number {
  * (authentication included) runs.
  */
 export const hostHeader = fp(async (app) => {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const hosts = countHostHeaders(request.raw.rawHeaders)
-    if (hosts > 1) throw new ApiError('invalid_request', 'header "Host" must be sent once (RFC 9112 §3.2)')
-    if (hosts === 0 && request.raw.httpVersion === '1.1') throw new ApiError('invalid_request', 'header "Host" is required in an HTTP/1.1 request (RFC 9112 §3.2)')
+    if (hosts > 1) done(new ApiError('invalid_request', 'header "Host" must be sent once (RFC 9112 §3.2)'))
+    else if (hosts === 0 && request.raw.httpVersion === '1.1') done(new ApiError('invalid_request', 'header "Host" is required in an HTTP/1.1 request (RFC 9112 §3.2)'))
+    else done()
   })
 }, { name: 'petstore-host-header' })

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import fp from 'fastify-plugin'
 
 /** The header a request id arrives in and is echoed back in. */
 export const REQUEST_ID_HEADER = 'x-request-id'
@@ -19,8 +18,3 @@ export function requestIdFor (request: IncomingMessage): string {
   const incoming = request.headers[REQUEST_ID_HEADER]
   return typeof incoming === 'string' && VALID_REQUEST_ID.test(incoming) ? incoming : randomUUID()
 }
-
-/** Echoes the request id on every answer; registered before every other hook, so even an answer refused early names its request. */
-export const requestIdHeader = fp(async (app) => {
-  app.addHook('onRequest', async (request, reply) => { reply.header(REQUEST_ID_HEADER, request.id) })
-}, { name: 'petstore-request-id' })

@@ -1,7 +1,5 @@
 import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
-import helmet, { type HelmetOptions } from 'helmet'
-import type { IncomingMessage, ServerResponse } from 'node:http'
 
 /** Request headers a browser client may send across origins. */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id']
@@ -15,35 +13,29 @@ export const CORS_EXPOSED_HEADERS = [
 // a browser may reuse a preflight answer this long (seconds)
 const PREFLIGHT_MAX_AGE_SECONDS = 600
 
-let everyAnswer: Readonly<Record<string, string>> | undefined
-
 /**
- * The security headers every answer carries (names in lower case), worked out once: helmet's, tuned
- * for a JSON API, and `Cache-Control: no-store` (a route may send its own instead). Nothing here
- * renders HTML, so the content security policy allows nothing at all.
+ * The security headers every answer carries (names in lower case): what a JSON API needs, after the
+ * OWASP REST Security Cheat Sheet. Nothing here renders HTML, so the content security policy allows
+ * nothing at all and no page may frame an answer; answers carry one client's catalogue behind its key,
+ * so no cache may keep them (a route may send its own `Cache-Control` instead); TLS is terminated in
+ * front of the service in production, and HSTS is harmless over plain HTTP. The `/docs` page sends
+ * its own policy (src/docs/api-reference.ts).
  */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'cache-control': 'no-store',
+  'content-security-policy': "default-src 'none';frame-ancestors 'none'",
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY'
+})
+
+/** The security headers every answer carries: {@link SECURITY_HEADERS}. */
 export function securityHeaders (): Readonly<Record<string, string>> {
-  everyAnswer ??= Object.freeze({
-    ...helmetHeaders({
-      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-      // JSON is never embedded by another site; a cross-origin fetch (CORS) is not affected by this
-      crossOriginResourcePolicy: { policy: 'same-origin' },
-      referrerPolicy: { policy: 'no-referrer' },
-      frameguard: { action: 'deny' },
-      // TLS is terminated in front of the service in production; the header is harmless over plain HTTP
-      strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true }
-    }),
-    // answers carry one client's catalogue behind its key: no shared cache may keep them
-    'cache-control': 'no-store'
-  })
-  return everyAnswer
+  return SECURITY_HEADERS
 }
 
-/** Security headers on every answer ({@link securityHeaders}), and CORS for the listed origins only. */
-export async function addSecurityHeaders (app: FastifyInstance, corsOrigins: readonly string[]): Promise<void> {
-  const headers = securityHeaders()
-  app.addHook('onRequest', async (_request, reply) => { reply.headers(headers) })
-
+/** CORS for the listed origins only (none: CORS off). */
+export async function registerCors (app: FastifyInstance, corsOrigins: readonly string[]): Promise<void> {
   if (corsOrigins.length === 0) return
   const anyOrigin = corsOrigins.includes('*')
   await app.register(cors, {
@@ -59,20 +51,4 @@ export async function addSecurityHeaders (app: FastifyInstance, corsOrigins: rea
     // an allowed origin's OPTIONS without Access-Control-Request-Method would otherwise get a text/plain 400
     strictPreflight: false
   })
-}
-
-/**
- * The headers helmet sets for `options`, worked out once. They do not depend on the request, so
- * replaying them costs one hook instead of helmet's dozen middlewares per request (docs/performance.md).
- */
-export function helmetHeaders (options: HelmetOptions): Readonly<Record<string, string>> {
-  const headers: Record<string, string> = {}
-  const recorder = {
-    setHeader (name: string, value: string | number | readonly string[]) { headers[name.toLowerCase()] = String(value) },
-    removeHeader (name: string) { Reflect.deleteProperty(headers, name.toLowerCase()) }
-  }
-  let failure: unknown
-  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => { failure = error })
-  if (failure !== undefined) throw failure instanceof Error ? failure : new Error('helmet failed to compute its headers', { cause: failure })
-  return Object.freeze(headers)
 }

@@ -11,10 +11,11 @@ declare module 'fastify' {
 export const httpMetrics = fp(async (app) => {
   const metrics = new Metrics()
   app.decorate('metrics', metrics)
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const operation = request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? 'unmatched'
     const status = String(reply.statusCode)
     metrics.requests.inc({ operation, method: request.method, status })
     metrics.requestDuration.observe({ operation, status }, reply.elapsedTime / 1000)
+    done()
   })
 }, { name: 'petstore-metrics' })

@@ -187,10 +187,10 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       return request.method === 'HEAD' ? payload : null
     },
     // before validation: once removed, the operation is gone whatever the id looks like
-    preValidation: async () => {
-      if (app.clock.now() >= GET_PET_SUNSET_AT.getTime()) {
-        throw new ApiError('gone', `GET /v1/pets/{petId} was removed on ${GET_PET_SUNSET_AT.toUTCString()}; use GET /v1/pets with the status filter`)
-      }
+    preValidation: (_request, _reply, done) => {
+      done(app.clock.now() >= GET_PET_SUNSET_AT.getTime()
+        ? new ApiError('gone', `GET /v1/pets/{petId} was removed on ${GET_PET_SUNSET_AT.toUTCString()}; use GET /v1/pets with the status filter`)
+        : undefined)
     }
   }, async (request) => {
     const pet = await app.store.findPetById(request.params.petId)
