@@ -16,6 +16,7 @@ import { loggerOptions, RequestLogController, type LogStream } from './http/logg
 import { refuseUnknownQueryParameters } from './http/query-parameters.js'
 import { answerHeaders } from './http/answer-headers.js'
 import { requestIdFor } from './http/request-id.js'
+import { settleHook } from './http/settle-hook.js'
 import { registerCors } from './http/security.js'
 import { refuseTrailingSlashes } from './http/trailing-slash.js'
 import { buildValidator } from './http/validation.js'
@@ -159,7 +160,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   await app.register(async (v1) => {
     addBearerAuth(v1, { environmentKeys: config.apiKeys, readEnvironmentKeys: config.readApiKeys, cacheMs: config.apiKeyCacheMs, guard: app.rateLimits })
     // after authentication: the limit is per key
-    v1.addHook('onRequest', async (request, reply) => { await app.rateLimits.consumeForKey(request, reply) })
+    v1.addHook('onRequest', (request, reply, done) => { settleHook(() => app.rateLimits.consumeForKey(request, reply), done) })
     // after the limit, so a 403 carries the key's RateLimit fields like every answer to a valid key
     addRoleCheck(v1, { onRefused: (key, operation) => { app.metrics.insufficientScope.inc({ operation, api_key: key.name, role: key.role }) } })
     v1.setNotFoundHandler(notFound)
