@@ -12,7 +12,9 @@ export const httpMetrics = fp(async (app) => {
   const metrics = new Metrics()
   app.decorate('metrics', metrics)
   app.addHook('onResponse', (request, reply, done) => {
-    const operation = request.routeOptions.schema?.operationId ?? request.routeOptions.url ?? 'unmatched'
+    // one read: Fastify builds routeOptions afresh on each
+    const { schema, url } = request.routeOptions
+    const operation = schema?.operationId ?? url ?? 'unmatched'
     const status = String(reply.statusCode)
     metrics.requests.inc({ operation, method: request.method, status })
     metrics.requestDuration.observe({ operation, status }, reply.elapsedTime / 1000)

@@ -172,19 +172,25 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
     // onSend also runs for answers that end early (401, 400, 410), so every answer is marked
-    onSend: async (request, reply, payload) => {
+    onSend: (request, reply, payload, done) => {
       reply.headers(GET_PET_HEADERS)
       reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
       if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name, role: request.apiKey.role })
-      if (reply.statusCode !== 200 || typeof payload !== 'string') return payload
+      if (reply.statusCode !== 200 || typeof payload !== 'string') {
+        done(null, payload)
+        return
+      }
       // a tag of the bytes: it changes whenever updatePet changes the pet (updatePet answers the same tag)
       const etag = strongEtag(payload)
       reply.header('etag', etag).header('cache-control', GET_PET_CACHE_CONTROL)
-      if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) return payload
+      if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
+        done(null, payload)
+        return
+      }
       // a 304 has no body, and no Content-Length unless it is the 200's (RFC 9110 §8.6): GET sends none;
       // for HEAD, Fastify's own HEAD hook measures the payload (the 200's) and sends nothing
       reply.code(304).removeHeader('content-type')
-      return request.method === 'HEAD' ? payload : null
+      done(null, request.method === 'HEAD' ? payload : null)
     },
     // before validation: once removed, the operation is gone whatever the id looks like
     preValidation: (_request, _reply, done) => {
