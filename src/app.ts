@@ -16,6 +16,7 @@ import { loggerOptions, RequestLogController, type LogStream } from './http/logg
 import { refuseUnknownQueryParameters } from './http/query-parameters.js'
 import { answerHeaders } from './http/answer-headers.js'
 import { requestIdFor } from './http/request-id.js'
+import { buildSerializer } from './http/serialization.js'
 import { settleHook } from './http/settle-hook.js'
 import { registerCors } from './http/security.js'
 import { refuseTrailingSlashes } from './http/trailing-slash.js'
@@ -101,7 +102,7 @@ function createFastify (config: Config, logStream: LogStream | undefined, tracin
     clientErrorHandler: handleClientError,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    schemaController: { compilersFactory: { buildValidator } },
+    schemaController: { compilersFactory: { buildValidator, buildSerializer } },
     frameworkErrors: (error, request, reply) => { handleError(error, request, reply) },
     // replaced by drainOnClose, which answers in the Error shape
     return503OnClosing: false

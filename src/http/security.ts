@@ -1,4 +1,3 @@
-import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
 
 /** Request headers a browser client may send across origins. */
@@ -38,6 +37,8 @@ export function securityHeaders (): Readonly<Record<string, string>> {
 export async function registerCors (app: FastifyInstance, corsOrigins: readonly string[]): Promise<void> {
   if (corsOrigins.length === 0) return
   const anyOrigin = corsOrigins.includes('*')
+  // loaded only when CORS is on: the start-up of a service without it does not pay for the module
+  const { default: cors } = await import('@fastify/cors')
   await app.register(cors, {
     // false (not an error) for other origins: the request goes on without CORS headers, and a
     // preflight from them falls through to the route, which answers 401/404/405 as usual

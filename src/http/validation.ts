@@ -47,6 +47,22 @@ function compileParameterValidator (ajv: Ajv, schema: ObjectSchema): ValidateFun
   return validateParameters
 }
 
+// One Ajv per set of shared schemas, for every context and every app of the process: Fastify asks for a
+// compiler per encapsulated context, and each new Ajv compiles the JSON Schema meta-schema again
+// (about a tenth of start-up, docs/performance.md). The shared schemas are constants, so a set is
+// known by their ids.
+const ajvBySchemaSet = new Map<string, Ajv>()
+
+function ajvFor (externalSchemas: Record<string, unknown>): Ajv {
+  const key = Object.keys(externalSchemas).sort().join('\n')
+  let ajv = ajvBySchemaSet.get(key)
+  if (ajv === undefined) {
+    ajv = createAjv(externalSchemas)
+    ajvBySchemaSet.set(key, ajv)
+  }
+  return ajv
+}
+
 function createAjv (externalSchemas: Record<string, unknown>): Ajv {
   const ajv = new Ajv(AJV_OPTIONS)
   // int32 and int64 document the wire type for OpenAPI; the range is enforced by minimum/maximum
@@ -59,7 +75,7 @@ function createAjv (externalSchemas: Record<string, unknown>): Ajv {
 }
 
 function buildPartAwareValidator (externalSchemas: Record<string, unknown>): FastifySchemaCompiler<unknown> {
-  const ajv = createAjv(externalSchemas)
+  const ajv = ajvFor(externalSchemas)
   return ({ schema, httpPart }) => {
     if (httpPart === 'querystring' || httpPart === 'params') return compileParameterValidator(ajv, schema as ObjectSchema)
     // a shared schema used whole is already compiled under its $id

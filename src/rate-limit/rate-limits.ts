@@ -1,4 +1,3 @@
-import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Clock } from '../clock.js'
@@ -73,6 +72,8 @@ export class RateLimits {
 
   static async register (app: FastifyInstance, options: RateLimitsOptions): Promise<RateLimits> {
     if (options.redis !== undefined) {
+      // loaded only with Redis: in-memory counters do not need it (memory-counter.ts)
+      const { default: rateLimit } = await import('@fastify/rate-limit')
       await app.register(rateLimit, {
         global: false,
         // errors reach this module, which serves anyway but reports them

@@ -6,8 +6,11 @@ export const GET_PET_DEPRECATED_AT = new Date('2026-11-21T00:00:00Z')
 export const GET_PET_SUNSET_AT = new Date('2030-12-05T00:00:00Z')
 /** The sunset as the document's `x-deprecated-sunset` writes it (YYYY-MM-DD). */
 export const GET_PET_SUNSET_DATE = GET_PET_SUNSET_AT.toISOString().slice(0, 10)
+// not toLocaleDateString: loading ICU's date formats costs every process start-up time, for one sentence
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+
 /** The sunset in prose: "5 December 2030". */
-export const GET_PET_SUNSET_PROSE = GET_PET_SUNSET_AT.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })
+export const GET_PET_SUNSET_PROSE = `${GET_PET_SUNSET_AT.getUTCDate()} ${MONTHS[GET_PET_SUNSET_AT.getUTCMonth()] ?? ''} ${GET_PET_SUNSET_AT.getUTCFullYear()}`
 
 /** The headers every `getPet` answer carries, besides its successor link. */
 export const GET_PET_HEADERS = {

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { stringify } from 'yaml'
 import { allowOnly } from '../http/method-not-allowed.js'
 import { API_VERSION } from '../docs/openapi.js'
 
@@ -32,10 +31,11 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'This document, as YAML',
       description: 'The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.',
       produces: ['application/yaml'],
-      response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [stringify(example)] } }
+      response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] } }
     }
   }, async (_request, reply) => {
-    yaml ??= stringify(app.swagger(), { schema: 'yaml-1.1' })
+    // loaded on the first request for it: the YAML library costs start-up time every process would pay
+    yaml ??= (await import('yaml')).stringify(app.swagger(), { schema: 'yaml-1.1' })
     return reply.type('application/yaml; charset=utf-8').send(yaml)
   })
 
