@@ -28,6 +28,16 @@ function serviceEnv (port: number, databaseUrl: string, apiKey: string, extra: R
   })
 }
 
+/** How the bench starts the service. */
+export interface ServiceOptions {
+  /** CPUs to pin it to; the servers' CPU by default. */
+  cpuList?: string
+  /** Variables besides the production defaults. */
+  env?: Record<string, string>
+  /** Another installation's build (an A/B against another revision); the repository's by default. */
+  installation?: string
+}
+
 function track (server: ServerProcess): ServerProcess {
   live.add(server)
   server.exited.then(() => live.delete(server), () => {})
@@ -38,12 +48,13 @@ function track (server: ServerProcess): ServerProcess {
  * Spawns the built service (`node dist/bin/server.js`) pinned to `cpuList` (the servers' CPU by
  * default) without waiting for it. Its access log at info goes to /dev/null.
  */
-export async function spawnService (databaseUrl: string, apiKey: string, options: { cpuList?: string, env?: Record<string, string> } = {}): Promise<ServerProcess> {
+export async function spawnService (databaseUrl: string, apiKey: string, options: ServiceOptions = {}): Promise<ServerProcess> {
   const port = await freePort()
   return track(new ServerProcess({
     env: serviceEnv(port, databaseUrl, apiKey, options.env ?? {}),
     port,
     entry: 'build',
+    installation: options.installation,
     cpuList: options.cpuList ?? SERVER_CPU,
     stdout: 'discard',
     label: 'the service'
@@ -51,7 +62,7 @@ export async function spawnService (databaseUrl: string, apiKey: string, options
 }
 
 /** The service, ready: `/readyz` answers 200. */
-export async function startService (databaseUrl: string, apiKey: string, options: { cpuList?: string, env?: Record<string, string> } = {}): Promise<ServerProcess> {
+export async function startService (databaseUrl: string, apiKey: string, options: ServiceOptions = {}): Promise<ServerProcess> {
   const server = await spawnService(databaseUrl, apiKey, options)
   await server.waitForStatus('/readyz', { intervalMs: 50, timeoutMs: STARTUP_TIMEOUT_MS })
   return server

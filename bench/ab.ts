@@ -1,0 +1,107 @@
+/**
+ * A/B of two builds of the service: `npm run bench:ab -- --base <git revision>` measures the working
+ * tree's build against the build of `<revision>`, alternated on one seeded store, with the bench's
+ * instrument (wrk pinned, CPU time per request from schedstat, medians). It is how a performance lever
+ * is judged before it is kept (docs/performance.md). Options: `--scenarios getPet,listPets`,
+ * `--store sqlite|postgres`, `--rounds 4`, `--seconds 5`.
+ */
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm, symlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { LOAD_GENERATOR_CPU, pinThisProcess } from '../tools/harness/cpu-pinning.js'
+import { chooseLoadGenerator } from '../tools/harness/load-generator.js'
+import { PROJECT_ROOT } from '../tools/harness/project-root.js'
+import type { StoreKind } from '../tools/harness/scratch-store.js'
+import type { BenchContext } from './_util/bench-context.js'
+import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
+import { log, planFor, SEED_PETS } from './_util/plan.js'
+import { killAll, migrateStore, startService, stopServer } from './_util/servers.js'
+import { postgresServerUrl, seededStore, storeFacts } from './_util/stores.js'
+import { createPet } from './scenarios/create-pet.js'
+import { deepPage } from './scenarios/deep-page.js'
+import { getPet } from './scenarios/get-pet.js'
+import { listCreateMix } from './scenarios/list-create-mix.js'
+import { listPets } from './scenarios/list-pets.js'
+
+const SCENARIOS = [listPets, deepPage, getPet, createPet, listCreateMix]
+
+/** `revision` checked out and built in a temporary worktree, its node_modules the repository's. */
+async function buildRevision (revision: string): Promise<{ dir: string, remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'petstore-ab-'))
+  execFileSync('git', ['worktree', 'add', '--detach', dir, revision], { cwd: PROJECT_ROOT, stdio: 'ignore' })
+  const remove = async (): Promise<void> => {
+    execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: PROJECT_ROOT, stdio: 'ignore' })
+    await rm(dir, { recursive: true, force: true })
+  }
+  try {
+    await symlink(join(PROJECT_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: dir, stdio: 'inherit' })
+  } catch (error) {
+    await remove()
+    throw error
+  }
+  return { dir, remove }
+}
+
+function figures (runs: readonly Measurement[] | undefined): string {
+  const cpu = median((runs ?? []).map((m) => m.cpuUsPerRequest))
+  const rps = median((runs ?? []).map((m) => m.reqPerSec))
+  return `${rps === undefined ? '–' : Math.round(rps)} req/s, ${cpu === undefined ? '–' : cpu.toFixed(1)} µs CPU/request`
+}
+
+async function main (): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      base: { type: 'string', default: 'HEAD' },
+      scenarios: { type: 'string', default: 'getPet,listPets' },
+      store: { type: 'string', default: 'sqlite' },
+      rounds: { type: 'string', default: '4' },
+      seconds: { type: 'string', default: '5' }
+    }
+  })
+  const store = values.store as StoreKind
+  const wanted = values.scenarios.split(',')
+  const scenarios = SCENARIOS.filter((scenario) => wanted.includes(scenario.name))
+  if (scenarios.length === 0) throw new Error(`--scenarios: none of ${values.scenarios}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+  pinThisProcess(LOAD_GENERATOR_CPU)
+  const plan = { ...planFor(false), rounds: Number(values.rounds), durationSeconds: Number(values.seconds), warmupSeconds: 2 }
+  const apiKey = `bench_${randomBytes(32).toString('base64url')}`
+  const context: BenchContext = { plan, generator: chooseLoadGenerator(log), apiKey, headers: { authorization: `Bearer ${apiKey}` }, pgServerUrl: postgresServerUrl() }
+
+  log('building the working tree')
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: PROJECT_ROOT, stdio: 'inherit' })
+  log(`building ${values.base}`)
+  const base = await buildRevision(values.base)
+  const seeded = await seededStore(store, SEED_PETS, context.pgServerUrl, (url) => migrateStore(url, apiKey))
+  try {
+    const facts = await storeFacts(seeded)
+    const a = await startService(seeded.url, apiKey, { installation: base.dir })
+    const b = await startService(seeded.url, apiKey)
+    try {
+      for (const scenario of scenarios) {
+        const rounds = await alternate(context, scenario.name, [
+          { role: 'base', server: a, requests: scenario.requests('service', facts) },
+          { role: 'work', server: b, requests: scenario.requests('service', facts) }
+        ])
+        const cpuRatio = pairedRatio(rounds.work, rounds.base, (m) => m.cpuUsPerRequest)
+        process.stdout.write(`${scenario.name} (${store}): ${values.base} ${figures(rounds.base)}; working tree ${figures(rounds.work)}; ` +
+          `CPU/request × base ${cpuRatio === undefined ? '–' : cpuRatio.toFixed(3)}\n`)
+      }
+    } finally {
+      await stopServer(a)
+      await stopServer(b)
+    }
+  } finally {
+    await killAll()
+    await seeded.drop()
+    await base.remove()
+  }
+}
+
+main().catch((error: unknown) => {
+  log(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+  killAll().finally(() => { process.exit(1) }).catch(() => {})
+})
