@@ -16,6 +16,7 @@ import { chooseLoadGenerator } from '../tools/harness/load-generator.js'
 import { PROJECT_ROOT } from '../tools/harness/project-root.js'
 import type { StoreKind } from '../tools/harness/scratch-store.js'
 import type { BenchContext } from './_util/bench-context.js'
+import { buildService } from './_util/build.js'
 import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
 import { log, planFor, SEED_PETS } from './_util/plan.js'
 import { killAll, migrateStore, startService, stopServer } from './_util/servers.js'
@@ -38,7 +39,7 @@ async function buildRevision (revision: string): Promise<{ dir: string, remove: 
   }
   try {
     await symlink(join(PROJECT_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: dir, stdio: 'inherit' })
+    await buildService(dir)
   } catch (error) {
     await remove()
     throw error
@@ -71,9 +72,7 @@ async function main (): Promise<void> {
   const apiKey = `bench_${randomBytes(32).toString('base64url')}`
   const context: BenchContext = { plan, generator: chooseLoadGenerator(log), apiKey, headers: { authorization: `Bearer ${apiKey}` }, pgServerUrl: postgresServerUrl() }
 
-  log('building the working tree')
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: PROJECT_ROOT, stdio: 'inherit' })
-  log(`building ${values.base}`)
+  await buildService()
   const base = await buildRevision(values.base)
   const seeded = await seededStore(store, SEED_PETS, context.pgServerUrl, (url) => migrateStore(url, apiKey))
   try {

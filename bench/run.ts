@@ -3,19 +3,16 @@
  * What it measures and how: docs/performance.md. It never fails on a number; it exits non-zero
  * only when the harness itself could not run (or could not measure a scenario).
  */
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { cpus, platform, release, totalmem } from 'node:os'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { LOAD_GENERATOR_CPU, PINNING, pinThisProcess } from '../tools/harness/cpu-pinning.js'
 import { chooseLoadGenerator } from '../tools/harness/load-generator.js'
-import { PROJECT_ROOT } from '../tools/harness/project-root.js'
 import { rssBytes } from '../tools/harness/rss-sampler.js'
 import type { StoreKind } from '../tools/harness/scratch-store.js'
 import type { BenchContext } from './_util/bench-context.js'
+import { buildService } from './_util/build.js'
 import { compareServers } from './_util/compare-servers.js'
 import { CONNECTIONS, log, planFor, SEED_PETS, type Plan } from './_util/plan.js'
 import { killAll, migrateStore, startBare, startPeer, startService, stopServer } from './_util/servers.js'
@@ -36,14 +33,6 @@ const LOAD_SCENARIOS = [listPets, deepPage, getPet, createPet, listCreateMix]
 
 /** Stores still to drop when the run ends, however it ends. */
 const stores = new Set<BenchStore>()
-
-async function build (): Promise<void> {
-  log('npm run build')
-  const child = spawn('npm', ['run', 'build', '--silent'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
-  const code = await new Promise<number | null>((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
-  if (code !== 0) throw new Error(`npm run build exited with ${String(code)}`)
-  if (!existsSync(join(PROJECT_ROOT, 'dist', 'bin', 'server.js'))) throw new Error('npm run build did not produce dist/bin/server.js')
-}
 
 function banner (lines: string[]): string {
   const width = Math.max(...lines.map((line) => line.length)) + 6
@@ -195,7 +184,7 @@ async function main (): Promise<number> {
   const pinned = pinThisProcess(LOAD_GENERATOR_CPU)
   log(`${plan.quick ? 'quick' : 'full'} run; ${pinned ? PINNING.reason : `NOT pinned: ${PINNING.reason}`}`)
   try {
-    await build()
+    await buildService()
     const report = await bench(plan)
     report.elapsedSeconds = Math.round((performance.now() - started) / 1000)
     const md = await writeReport(report)
