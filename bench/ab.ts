@@ -17,17 +17,12 @@ import { PROJECT_ROOT } from '../tools/harness/project-root.js'
 import type { StoreKind } from '../tools/harness/scratch-store.js'
 import type { BenchContext } from './_util/bench-context.js'
 import { buildService } from './_util/build.js'
+import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
+import type { LoadScenario } from './_util/load-scenario.js'
 import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
 import { log, planFor, SEED_PETS } from './_util/plan.js'
 import { killAll, migrateStore, startService, stopServer } from './_util/servers.js'
 import { postgresServerUrl, seededStore, storeFacts } from './_util/stores.js'
-import { createPet } from './scenarios/create-pet.js'
-import { deepPage } from './scenarios/deep-page.js'
-import { getPet } from './scenarios/get-pet.js'
-import { listCreateMix } from './scenarios/list-create-mix.js'
-import { listPets } from './scenarios/list-pets.js'
-
-const SCENARIOS = [listPets, deepPage, getPet, createPet, listCreateMix]
 
 /** `revision` checked out and built in a temporary worktree, its node_modules the repository's. */
 async function buildRevision (revision: string): Promise<{ dir: string, remove: () => Promise<void> }> {
@@ -65,8 +60,8 @@ async function main (): Promise<void> {
   })
   const store = values.store as StoreKind
   const wanted = values.scenarios.split(',')
-  const scenarios = SCENARIOS.filter((scenario) => wanted.includes(scenario.name))
-  if (scenarios.length === 0) throw new Error(`--scenarios: none of ${values.scenarios}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+  const scenarios = LOAD_SCENARIOS.filter((scenario) => wanted.includes(scenario.name))
+  if (scenarios.length === 0) throw new Error(`--scenarios: none of ${values.scenarios}; known: ${LOAD_SCENARIOS.map((s) => s.name).join(', ')}`)
   pinThisProcess(LOAD_GENERATOR_CPU)
   const plan = { ...planFor(false), rounds: Number(values.rounds), durationSeconds: Number(values.seconds), warmupSeconds: 2 }
   const apiKey = `bench_${randomBytes(32).toString('base64url')}`
@@ -74,10 +69,20 @@ async function main (): Promise<void> {
 
   await buildService()
   const base = await buildRevision(values.base)
+  try {
+    await compare(context, store, scenarios, values.base, base.dir)
+  } finally {
+    await base.remove()
+  }
+}
+
+/** The base installation's build and the working tree's, alternated on one freshly seeded store, scenario by scenario. */
+async function compare (context: BenchContext, store: StoreKind, scenarios: readonly LoadScenario[], baseName: string, baseDir: string): Promise<void> {
+  const { apiKey } = context
   const seeded = await seededStore(store, SEED_PETS, context.pgServerUrl, (url) => migrateStore(url, apiKey))
   try {
     const facts = await storeFacts(seeded)
-    const a = await startService(seeded.url, apiKey, { installation: base.dir })
+    const a = await startService(seeded.url, apiKey, { installation: baseDir })
     const b = await startService(seeded.url, apiKey)
     try {
       for (const scenario of scenarios) {
@@ -86,7 +91,7 @@ async function main (): Promise<void> {
           { role: 'work', server: b, requests: scenario.requests('service', facts) }
         ])
         const cpuRatio = pairedRatio(rounds.work, rounds.base, (m) => m.cpuUsPerRequest)
-        process.stdout.write(`${scenario.name} (${store}): ${values.base} ${figures(rounds.base)}; working tree ${figures(rounds.work)}; ` +
+        process.stdout.write(`${scenario.name} (${store}): ${baseName} ${figures(rounds.base)}; working tree ${figures(rounds.work)}; ` +
           `CPU/request × base ${cpuRatio === undefined ? '–' : cpuRatio.toFixed(3)}\n`)
       }
     } finally {
@@ -96,7 +101,6 @@ async function main (): Promise<void> {
   } finally {
     await killAll()
     await seeded.drop()
-    await base.remove()
   }
 }
 

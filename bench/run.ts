@@ -14,22 +14,15 @@ import type { StoreKind } from '../tools/harness/scratch-store.js'
 import type { BenchContext } from './_util/bench-context.js'
 import { buildService } from './_util/build.js'
 import { compareServers } from './_util/compare-servers.js'
+import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
 import { CONNECTIONS, log, planFor, SEED_PETS, type Plan } from './_util/plan.js'
 import { killAll, migrateStore, startBare, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresProblem, postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
 import { evaluateChecks, evaluateTargets, standardNotes, unsaturatedBareNotes, writeReport, type Report } from './report.js'
 import { coldStart } from './scenarios/cold-start.js'
-import { createPet } from './scenarios/create-pet.js'
-import { deepPage } from './scenarios/deep-page.js'
-import { getPet } from './scenarios/get-pet.js'
-import { listCreateMix } from './scenarios/list-create-mix.js'
-import { listPets } from './scenarios/list-pets.js'
 import { storeSize } from './scenarios/store-size.js'
 import { tracing } from './scenarios/tracing.js'
 import { workers } from './scenarios/workers.js'
-
-/** In this order: creates last, so the lists before them read the store as seeded. */
-const LOAD_SCENARIOS = [listPets, deepPage, getPet, createPet, listCreateMix]
 
 /** Stores still to drop when the run ends, however it ends. */
 const stores = new Set<BenchStore>()
