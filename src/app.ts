@@ -7,6 +7,7 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import apiReference from './docs/api-reference.js'
 import { registerOpenApi } from './docs/openapi.js'
+import { EventRetention } from './events/event-retention.js'
 import { handleClientError } from './http/client-errors.js'
 import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from './http/content-types.js'
 import { drainOnClose, REQUEST_TIMEOUT_MS } from './http/drain.js'
@@ -26,11 +27,13 @@ import { httpMetrics } from './metrics/http-metrics.js'
 import { instrumentStore } from './metrics/instrument-store.js'
 import { CursorCodec } from './pagination/cursor.js'
 import { registerRateLimits } from './rate-limit/register-rate-limits.js'
+import events from './routes/events.js'
 import health from './routes/health.js'
 import openApiDocument from './routes/openapi-document.js'
 import orders from './routes/orders.js'
 import pets from './routes/pets.js'
 import { SHARED_SCHEMAS } from './schemas/index.js'
+import type { EventStore } from './store/event-store.js'
 import { openStore } from './store/open-store.js'
 import type { PetStore } from './store/pet-store.js'
 import type { Tracing } from './tracing/tracing.js'
@@ -54,6 +57,9 @@ declare module 'fastify' {
     /** Every route registered, in order (HEAD routes Fastify adds included). */
     registeredRoutes: readonly RegisteredRoute[]
     idempotentCreates: IdempotentCreates
+    /** The change feed (read side; the store writes events with each change). */
+    events: EventStore
+    eventRetention: EventRetention
   }
 }
 
@@ -129,10 +135,11 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   await app.register(hostHeader)
   await app.register(httpMetrics)
 
-  const { store: rawStore } = await openStore(config.database, {
+  const opened = await openStore(config.database, {
     onBackgroundError: (error) => { app.log.warn({ err: error }, 'store connection failed while idle') }
   })
-  const store = instrumentStore(tracing === undefined ? rawStore : tracing.traceStore(rawStore), app.metrics.storeDuration)
+  const store = instrumentStore(tracing === undefined ? opened.store : tracing.traceStore(opened.store), app.metrics.storeDuration)
+  const eventStore = instrumentStore(tracing === undefined ? opened.events : tracing.traceStore(opened.events), app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
   app.decorate('config', config)
   app.decorate('clock', clock)
@@ -144,6 +151,12 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   app.decorate('idempotentCreates', idempotentCreates)
   idempotentCreates.start()
   app.addHook('onClose', async () => { idempotentCreates.stop() })
+
+  app.decorate('events', eventStore)
+  const eventRetention = new EventRetention(eventStore, clock, app.log, config.eventRetentionDays)
+  app.decorate('eventRetention', eventRetention)
+  eventRetention.start()
+  app.addHook('onClose', async () => { await eventRetention.stop() })
 
   await registerCors(app, config.corsOrigins)
   await registerRateLimits(app, config)
@@ -169,6 +182,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
     refuseUnknownQueryParameters(v1)
     await v1.register(pets)
     await v1.register(orders)
+    await v1.register(events)
   }, { prefix: '/v1' })
 }
 

@@ -59,6 +59,8 @@ export interface Config {
   readonly workers: number
   /** Where to export OpenTelemetry traces; undefined (the default): tracing is off and none of it is loaded. */
   readonly tracing: TracingSettings | undefined
+  /** How long the change feed keeps an event before retention deletes it (`EVENT_RETENTION_DAYS`), in days. */
+  readonly eventRetentionDays: number
 }
 
 /** OpenTelemetry trace export, from the SDK's standard `OTEL_*` variables. */
@@ -90,7 +92,7 @@ export class ConfigError extends Error {
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
-  'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS',
+  'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   'OTEL_SDK_DISABLED'
@@ -119,6 +121,10 @@ const DEFAULT_RATE_LIMIT_MAX = 6000
 const DEFAULT_RATE_LIMIT_WINDOW_SECONDS = 60
 // a person mistyping a key needs a few tries; a guesser needs billions
 const DEFAULT_AUTH_FAILURE_LIMIT = 20
+/** `EVENT_RETENTION_DAYS`: a consumer that was down for a month can still catch up from the feed. */
+export const DEFAULT_EVENT_RETENTION_DAYS = 30
+/** The longest `EVENT_RETENTION_DAYS`: ten years. */
+export const MAX_EVENT_RETENTION_DAYS = 3650
 
 /**
  * Reads and validates every environment variable the service uses; a relative `sqlite:` path is
@@ -150,7 +156,8 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
     metricsPort: parseMetricsPort(env.METRICS_PORT, port),
     workers: parseWorkers(env.WORKERS, database),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    tracing: parseTracing(env)
+    tracing: parseTracing(env),
+    eventRetentionDays: parseInteger('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 1, MAX_EVENT_RETENTION_DAYS) ?? DEFAULT_EVENT_RETENTION_DAYS
   })
 }
 

@@ -36,7 +36,8 @@ describe('loadConfig', () => {
       metricsPort: undefined,
       trustProxy: false,
       workers: 1,
-      tracing: undefined
+      tracing: undefined,
+      eventRetentionDays: 30
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -62,7 +63,8 @@ describe('loadConfig', () => {
       WORKERS: '4',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_SDK_DISABLED: 'false'
+      OTEL_SDK_DISABLED: 'false',
+      EVENT_RETENTION_DAYS: '7'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -83,7 +85,8 @@ describe('loadConfig', () => {
       metricsPort: 9100,
       trustProxy: '10.0.0.0/8, 192.168.1.1',
       workers: 4,
-      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces' }
+      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces' },
+      eventRetentionDays: 7
     })
   })
 
@@ -92,6 +95,15 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
     assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*'])
+  })
+
+  test('When EVENT_RETENTION_DAYS is outside 1 to 3650 or not an integer, then the error names it and its range', () => {
+    for (const value of ['0', '3651', '1.5', '-1', 'week']) {
+      const error = configError({ EVENT_RETENTION_DAYS: value })
+      assert.equal(error.variable, 'EVENT_RETENTION_DAYS')
+      assert.match(error.message, /must be an integer from 1 to 3650/)
+    }
+    assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '3650' }).eventRetentionDays, 3650)
   })
 
   test('When REDIS_URL holds a password and is wrong, then the error does not repeat it', () => {

@@ -177,6 +177,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
       servers,
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
+        { name: 'events', description: 'The change feed: every change of a pet, in commit order (beta).' },
         { name: 'store', description: 'Store orders (not shown in v1).' },
         { name: 'operations', description: 'Health and this document; no key needed.' }
       ],

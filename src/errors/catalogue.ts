@@ -16,6 +16,7 @@ export const ERRORS = {
   idempotency_request_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry after it finishes.' },
   invalid_transition: { status: 409, message: 'The pet cannot move from its current status to the one asked for.' },
   gone: { status: 410, message: 'This operation has been removed.' },
+  events_expired: { status: 410, message: 'Events after this id are no longer retained; resynchronize, then follow the feed from a retained id.' },
   precondition_failed: { status: 412, message: 'If-Match does not match the current ETag of the resource; it was changed since it was read.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },

@@ -1,9 +1,8 @@
 import type { Histogram } from 'prom-client'
-import type { PetStore } from '../store/pet-store.js'
 import { wrapStoreCalls, type StoreCall } from '../store/wrap-store.js'
 
 /** The store with every call timed into `histogram`, by method and outcome (ok or error). */
-export function instrumentStore (store: PetStore, histogram: Histogram<'method' | 'outcome'>): PetStore {
+export function instrumentStore<S extends object> (store: S, histogram: Histogram<'method' | 'outcome'>): S {
   return wrapStoreCalls(store, (call, name) => timed(call, name, histogram))
 }
 

@@ -32,7 +32,8 @@ const NOT_IN_A_NAME = '\\p{Cc}\\p{Cs}\\p{Bidi_Control}'
 // blank: a space of any kind (NBSP, …) or a character that displays as nothing (U+200B, U+FEFF, U+2060, …)
 const BLANK = '\\p{White_Space}\\p{Default_Ignorable_Code_Point}'
 
-const nameSchema = Type.String({
+/** A pet's name, as every schema that carries one states it. */
+export const nameSchema = Type.String({
   minLength: 1,
   maxLength: PET_NAME_MAX_LENGTH,
   pattern: `^[^${NOT_IN_A_NAME}]*[^${NOT_IN_A_NAME}${BLANK}][^${NOT_IN_A_NAME}]*$`,
@@ -44,7 +45,8 @@ const nameSchema = Type.String({
   examples: ['Rex']
 })
 
-const categoryIdSchema = Type.Integer({
+/** A pet's category id, as every schema that carries one states it. */
+export const categoryIdSchema = Type.Integer({
   format: 'int64',
   minimum: -MAX_EXACT_INTEGER,
   maximum: MAX_EXACT_INTEGER,
@@ -55,7 +57,7 @@ const categoryIdSchema = Type.Integer({
 })
 
 /** The pet the document's examples show. */
-const PET_EXAMPLE = { id: 1, name: 'Rex', categoryId: 1, status: DEFAULT_PET_STATUS } as const
+export const PET_EXAMPLE = { id: 1, name: 'Rex', categoryId: 1, status: DEFAULT_PET_STATUS } as const
 
 export const NewPetSchema = Type.Object({
   name: nameSchema,

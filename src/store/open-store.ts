@@ -1,4 +1,5 @@
 import type { DatabaseLocation } from '../config.js'
+import type { EventStore } from './event-store.js'
 import type { MigrationResult, PetStore } from './pet-store.js'
 import { describePostgres } from './postgres/connection.js'
 
@@ -7,14 +8,21 @@ export interface OpenStoreOptions {
   onBackgroundError?: (error: Error) => void
 }
 
+/** A store as opened: the pets, the change feed on the same connection, and what migrating did. */
+export interface OpenedStore {
+  store: PetStore
+  events: EventStore
+  migration: MigrationResult
+}
+
 /**
  * Opens the store `DATABASE_URL` names and brings its schema up to date.
  * Each engine's module is loaded only when it is used.
  */
-export async function openStore (location: DatabaseLocation, options: OpenStoreOptions = {}): Promise<{ store: PetStore, migration: MigrationResult }> {
+export async function openStore (location: DatabaseLocation, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   const store = await createStore(location, options)
   try {
-    return { store, migration: await store.migrate() }
+    return { store, events: store.events, migration: await store.migrate() }
   } catch (error) {
     await store.close()
     throw error
@@ -30,7 +38,7 @@ export function describeDatabase (location: DatabaseLocation): string {
   }
 }
 
-async function createStore (location: DatabaseLocation, options: OpenStoreOptions): Promise<PetStore> {
+async function createStore (location: DatabaseLocation, options: OpenStoreOptions): Promise<PetStore & { readonly events: EventStore }> {
   switch (location.kind) {
     case 'sqlite':
     case 'sqlite-memory': {

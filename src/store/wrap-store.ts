@@ -1,5 +1,3 @@
-import type { PetStore } from './pet-store.js'
-
 /** A store method, as a wrapper sees it. */
 export type StoreCall = (...args: unknown[]) => unknown
 
@@ -10,7 +8,7 @@ const NOT_QUERIES = new Set<string>(['close', 'migrate', 'listVersion'])
  * The store with every query method replaced by `wrap(call, name)` (for metrics, traces), made once
  * per method. Calls reach the store itself, whose private fields a proxy `this` cannot reach.
  */
-export function wrapStoreCalls (store: PetStore, wrap: (call: StoreCall, name: string) => StoreCall): PetStore {
+export function wrapStoreCalls<S extends object> (store: S, wrap: (call: StoreCall, name: string) => StoreCall): S {
   const methods = new Map<string | symbol, StoreCall>()
   return new Proxy(store, {
     get (target, property) {

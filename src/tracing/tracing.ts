@@ -8,7 +8,6 @@ import { FastifyOtelInstrumentation } from '@fastify/otel'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DatabaseLocation, TracingSettings } from '../config.js'
-import type { PetStore } from '../store/pet-store.js'
 import { wrapStoreCalls } from '../store/wrap-store.js'
 
 // Loaded only when tracing is configured (app.ts imports this module dynamically): without
@@ -31,8 +30,8 @@ export const SHUTDOWN_EXPORT_MS = 2_000
 export interface Tracing {
   /** Registers one span per request (continuing a caller's `traceparent`) and names its operation and key; register before any route. */
   plugin: FastifyPluginAsync
-  /** The store with a child span around every call (SQLite has no OpenTelemetry instrumentation; on PostgreSQL pg's spans nest below). */
-  traceStore: (store: PetStore) => PetStore
+  /** A store (pets, events) with a child span around every call (SQLite has no OpenTelemetry instrumentation; on PostgreSQL pg's spans nest below). */
+  traceStore: <S extends object>(store: S) => S
   /** The trace id of a request, for its access-log line. */
   traceIdOf: (request: FastifyRequest) => string | undefined
   /** Exports what is still buffered and stops. */
@@ -101,7 +100,7 @@ export function startTracing (settings: TracingSettings, database: DatabaseLocat
   }
 }
 
-function traceStore (store: PetStore, tracer: Tracer, system: string): PetStore {
+function traceStore<S extends object> (store: S, tracer: Tracer, system: string): S {
   return wrapStoreCalls(store, (call, name) => async (...args: unknown[]) =>
     tracer.startActiveSpan(`store.${name}`, { attributes: { 'db.system.name': system, 'db.operation.name': name } }, async (span) => {
       try {

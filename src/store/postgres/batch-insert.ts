@@ -15,13 +15,13 @@ export interface BatchInsert {
 }
 
 /**
- * Inserts the pets of one group commit in one statement and completes their Idempotency-Key claims,
+ * Inserts the pets of one group commit, with their pet.created events, in one statement and completes their Idempotency-Key claims,
  * inside the caller's transaction (when there are claims to complete).
  */
 export async function insertBatch (client: pg.PoolClient | pg.Pool, kept: readonly PendingCreate[]): Promise<BatchInsert> {
   const { rows } = await client.query<PetRow>({
     ...SQL.insertPets,
-    values: [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status)]
+    values: [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status), new Date()]
   })
   // ids are drawn in input order, so the pets sorted by id line up with the input
   const pets = rows.map(rowToPet).sort((a, b) => a.id - b.id)

@@ -3,12 +3,15 @@ import { DEFAULT_API_KEY_ROLE, type ApiKeyRole } from '../../auth/roles.js'
 import { StoreUnavailableError } from '../../errors/catalogue.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
+import { petUpdatedData } from '../../events/pet-events.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
+import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
 import { insertBatch, type BatchInsert } from './batch-insert.js'
 import { ChangeListener } from './change-listener.js'
+import { PostgresEventStore } from './postgres-event-store.js'
 import { describePostgres } from './connection.js'
 import { toStoreError } from './errors.js'
 import { PG_TYPES } from './int8.js'
@@ -40,6 +43,8 @@ export class PostgresPetStore implements PetStore {
 
   readonly #changes: ChangeListener
   #closed = false
+  /** The change feed, on this store's pool: its events are written by this store's own transactions. */
+  readonly events: EventStore
 
   constructor (options: PostgresStoreOptions) {
     this.#options = options
@@ -57,6 +62,7 @@ export class PostgresPetStore implements PetStore {
     })
     // an idle connection that the server or network drops emits here; unhandled, it would crash the process
     this.#pool.on('error', (error) => { options.onBackgroundError?.(error) })
+    this.events = new PostgresEventStore(async <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => await this.#query<R>(statement, values))
     this.#changes = new ChangeListener({
       url: options.url,
       channel: PETS_CHANGED_CHANNEL,
@@ -142,7 +148,7 @@ export class PostgresPetStore implements PetStore {
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true
-          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id] })
+          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), JSON.stringify(petUpdatedData(outcome.previous, pet))] })
         }
         return outcome
       })

@@ -3,7 +3,10 @@ import { API_KEY_COLUMNS, PET_COLUMNS } from '../rows.js'
 // Transaction-scoped advisory locks, one per purpose, keyed also by the schema so that
 // two deployments sharing a database in different schemas never wait on each other
 const LOCK_CLASS = 0x50530000 // "PS"
-export const LOCKS = { migrations: LOCK_CLASS + 1, petIds: LOCK_CLASS + 2, firstApiKey: LOCK_CLASS + 3 } as const
+// `changes` is taken by every transaction that adds or changes a pet, before it draws a pet id or an
+// event id, and held until its commit: ids are then drawn in commit order (docs/architecture.md). It was
+// `petIds` (creates only) before events; the number is the same, so instances of both releases agree
+export const LOCKS = { migrations: LOCK_CLASS + 1, changes: LOCK_CLASS + 2, firstApiKey: LOCK_CLASS + 3 } as const
 export const lockSql = (purpose: number): string => `pg_advisory_xact_lock(${purpose}, hashtext(current_schema()))`
 
 /** Notified (with the schema as payload) whenever pets are added or changed. */
@@ -18,16 +21,21 @@ const IDEMPOTENCY_ROW_COLUMNS = 'fingerprint, token, (extract(epoch FROM locked_
  * only bound and executed: the ones on a request's path.
  */
 export const SQL = {
-  // Ids are drawn and committed in one order (the lock is held until commit), so a reader
-  // never sees a pet whose id is above one still being inserted: keyset pages skip nothing
+  // Pet ids and event ids are drawn and committed in one order (the lock is held until commit), so a
+  // reader never sees a pet or an event whose id is above one still being inserted: keyset pages and
+  // the feed skip nothing. Each pet's pet.created event is written by the same statement
   insertPets: {
     name: 'petstore-insert-pets',
-    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.petIds)}), ` +
+    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
       // delivered at commit to every instance listening: their cached list pages are stale
       `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())), ` +
-      'input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, position)) ' +
-      'INSERT INTO pets (name, category_id, status) SELECT input.name, input.category_id, input.status FROM input, ordered, notified ' +
-      `ORDER BY input.position RETURNING ${PET_COLUMNS}`
+      'input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, position)), ' +
+      'inserted AS (INSERT INTO pets (name, category_id, status) SELECT input.name, input.category_id, input.status FROM input, ordered, notified ' +
+      `ORDER BY input.position RETURNING ${PET_COLUMNS}), ` +
+      'recorded AS (INSERT INTO events (type, occurred_at, data) ' +
+      "SELECT 'pet.created', $4, json_build_object('pet', json_build_object('id', id, 'name', name, 'categoryId', category_id, 'status', status)) " +
+      'FROM inserted ORDER BY id) ' +
+      `SELECT ${PET_COLUMNS} FROM inserted`
   },
   completeIdempotencyKeys: {
     name: 'petstore-complete-idempotency-keys',
@@ -38,10 +46,13 @@ export const SQL = {
   findPet: { name: 'petstore-find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1` },
   // the row stays locked until commit: a racing update waits here, then reads what this one wrote
   findPetForUpdate: { name: 'petstore-find-pet-for-update', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
+  // the row is locked already (findPetForUpdate); the changes lock is taken before the event id is drawn
   updatePet: {
     name: 'petstore-update-pet',
-    text: 'UPDATE pets SET name = $1, category_id = $2, status = $3 ' +
-      `FROM (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())) AS notified WHERE id = $4`
+    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
+      'updated AS (UPDATE pets SET name = $1, category_id = $2, status = $3 ' +
+      `FROM ordered, (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())) AS notified WHERE id = $4 RETURNING pets.id) ` +
+      "INSERT INTO events (type, occurred_at, data) SELECT 'pet.updated', $5, $6::json FROM updated"
   },
   listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },
   listPetsByStatus: {

@@ -10,6 +10,8 @@ export const SQL = {
   insertPet: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
   findPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`,
   updatePet: 'UPDATE pets SET name = ?, category_id = ?, status = ? WHERE id = ?',
+  // in the transaction of the change it records (the change feed's outbox)
+  insertEvent: 'INSERT INTO events (type, occurred_at, data) VALUES (?, ?, ?)',
   listPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
   insertApiKey: `INSERT INTO api_keys (name, key_hash, role, created_at) VALUES (?, ?, ?, ?) RETURNING ${API_KEY_COLUMNS}`,

@@ -2,13 +2,16 @@ import type Database from 'better-sqlite3'
 import { DEFAULT_API_KEY_ROLE, type ApiKeyRole } from '../../auth/roles.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
+import { petCreatedData, petUpdatedData } from '../../events/pet-events.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
+import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
 import { describeSqlite, openSqliteDatabase, type SqliteLocation } from './connection.js'
 import { toStoreError } from './errors.js'
 import { prepareStatements, type SqliteStatements } from './sql.js'
+import { SqliteEventStore } from './sqlite-event-store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
 
 /**
@@ -25,9 +28,13 @@ export class SqlitePetStore implements PetStore {
   readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
 
+  /** The change feed, on this store's connection: its events are written by this store's own transactions. */
+  readonly events: EventStore
+
   constructor (location: SqliteLocation) {
     this.description = describeSqlite(location)
     this.#db = openSqliteDatabase(location)
+    this.events = new SqliteEventStore(this.#db)
   }
 
   // prepared on first use, because preparing needs the tables that migrate() creates
@@ -40,8 +47,8 @@ export class SqlitePetStore implements PetStore {
     return await this.#creates.submit({ pet, completing })
   }
 
-  // one IMMEDIATE transaction, one fsync, for the whole batch; each pet with its claim's completion
-  // in a savepoint of its own, so a lost claim drops only that pet. Made once, on first use
+  // one IMMEDIATE transaction, one fsync, for the whole batch; each pet with its event and its claim's
+  // completion in a savepoint of its own, so a lost claim drops only that pet. Made once, on first use
   get #insertBatch (): Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> {
     this.#insertBatchPrepared ??= this.#prepareInsertBatch()
     return this.#insertBatchPrepared
@@ -51,6 +58,7 @@ export class SqlitePetStore implements PetStore {
     const statements = this.#statements
     const insertOne = this.#db.transaction(({ pet, completing }: PendingCreate): Pet => {
       const created = rowToPet(statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
+      statements.insertEvent.run('pet.created', Date.now(), JSON.stringify(petCreatedData(created)))
       if (completing !== undefined) {
         const { changes } = statements.completeIdempotencyKey.run(201, JSON.stringify(created), completing.scope, completing.key, completing.token)
         if (changes !== 1) throw new IdempotencyClaimLostError()
@@ -124,6 +132,7 @@ export class SqlitePetStore implements PetStore {
       if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
         const { pet } = outcome
         this.#statements.updatePet.run(pet.name, pet.categoryId, pet.status, pet.id)
+        this.#statements.insertEvent.run('pet.updated', Date.now(), JSON.stringify(petUpdatedData(outcome.previous, pet)))
         // pages read before must not be reused (this connection's own commits leave data_version alone)
         this.#listVersion++
       }

@@ -1,0 +1,75 @@
+import type Database from 'better-sqlite3'
+import type { EventPage, EventPageQuery, EventPurge, EventStore } from '../event-store.js'
+import { EVENT_COLUMNS, rowToEvent, type EventRow } from '../event-rows.js'
+import { toStoreError } from './errors.js'
+
+const SQL = {
+  listEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?`,
+  listEventsByType: `SELECT ${EVENT_COLUMNS} FROM events WHERE type = ? AND id > ? ORDER BY id LIMIT ?`,
+  purgedThrough: 'SELECT purged_through FROM event_retention',
+  oldestEventId: 'SELECT min(id) FROM events',
+  oldestEvents: 'SELECT id, occurred_at FROM events ORDER BY id LIMIT ?',
+  deleteEventsThrough: 'DELETE FROM events WHERE id <= ?',
+  markPurged: 'UPDATE event_retention SET purged_through = max(purged_through, ?)'
+} as const
+
+type Statements = { readonly [name in keyof typeof SQL]: Database.Statement }
+
+/** The change feed of the embedded store, on the SQLite connection its {@link SqlitePetStore} holds. */
+export class SqliteEventStore implements EventStore {
+  readonly #db: Database.Database
+  #prepared: Statements | undefined
+
+  constructor (db: Database.Database) {
+    this.#db = db
+  }
+
+  // prepared on first use, because preparing needs the tables that migrate() creates
+  get #statements (): Statements {
+    if (this.#prepared === undefined) {
+      const statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, this.#db.prepare(text)])) as Record<keyof typeof SQL, Database.Statement>
+      statements.purgedThrough.pluck()
+      statements.oldestEventId.pluck()
+      this.#prepared = statements
+    }
+    return this.#prepared
+  }
+
+  async listEvents (query: EventPageQuery): Promise<EventPage> {
+    return this.#run(() => {
+      const rows = (query.type === undefined
+        ? this.#statements.listEvents.all(query.afterId, query.limit)
+        : this.#statements.listEventsByType.all(query.type, query.afterId, query.limit)) as EventRow[]
+      // read after the events: a purge committed in between is then seen (docs/architecture.md)
+      const purgedThrough = this.#statements.purgedThrough.get() as number
+      return { events: rows.map(rowToEvent), purgedThrough }
+    })
+  }
+
+  async oldestEventId (): Promise<number | undefined> {
+    return this.#run(() => (this.#statements.oldestEventId.get() as number | null) ?? undefined)
+  }
+
+  async purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge> {
+    const purge = this.#db.transaction((): EventPurge => {
+      const oldest = this.#statements.oldestEvents.all(batchSize) as Array<{ id: number, occurred_at: number }>
+      const kept = oldest.findIndex((row) => row.occurred_at >= cutoff.getTime())
+      const last = oldest[(kept === -1 ? oldest.length : kept) - 1]
+      let deleted = 0
+      if (last !== undefined) {
+        deleted = this.#statements.deleteEventsThrough.run(last.id).changes
+        this.#statements.markPurged.run(last.id)
+      }
+      return { deleted, purgedThrough: this.#statements.purgedThrough.get() as number }
+    })
+    return this.#run(() => purge.immediate())
+  }
+
+  #run<T>(operation: () => T): T {
+    try {
+      return operation()
+    } catch (error) {
+      throw toStoreError(error, this.#db.open)
+    }
+  }
+}
