@@ -182,6 +182,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes of the catalogue (beta)
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`): every change of a pet records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Follow the changes of the catalogue (beta)
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`): every change of a pet records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
+         */
+        head: operations["listEvents-head"];
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -285,10 +309,10 @@ export interface components {
         /** @description The body of every error answer. */
         Error: {
             /**
-             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
+             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
             message: string;
             /**
@@ -297,6 +321,164 @@ export interface components {
              */
             status: number;
         };
+        /**
+         * @description The fields a change changed, each with its value before the change; fields it left alone are absent.
+         * @example {
+         *       "status": "available"
+         *     }
+         */
+        PetChanges: {
+            /**
+             * @description The animal's name: 1 to 100 characters (Unicode code points) with at least one visible character, so not only characters that are Unicode White_Space (spaces, NBSP, …) or Default_Ignorable_Code_Point (U+200B, U+FEFF, U+2060, …); no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control: U+061C, U+200E–200F, U+202A–202E, U+2066–2069).
+             * @example Rex
+             */
+            name?: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
+             * @example 1
+             */
+            categoryId?: number;
+            /**
+             * @description The status before the change.
+             * @enum {string}
+             */
+            status?: "available" | "pending" | "sold";
+        };
+        /**
+         * @description A pet was added. `data.pet` is the pet as `createPet` answered it.
+         * @example {
+         *       "id": 41,
+         *       "type": "pet.created",
+         *       "occurredAt": "2026-11-25T09:30:00.000Z",
+         *       "data": {
+         *         "pet": {
+         *           "id": 1,
+         *           "name": "Rex",
+         *           "categoryId": 1,
+         *           "status": "available"
+         *         }
+         *       }
+         *     }
+         */
+        PetCreatedEvent: {
+            /**
+             * Format: int64
+             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @example 41
+             */
+            id: number;
+            /**
+             * @description A pet was added (`createPet`). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "pet.created";
+            /**
+             * Format: date-time
+             * @description When the change was committed, as RFC 3339 in UTC with milliseconds. Instances' clocks may differ slightly: order events by `id`, not by this time.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            occurredAt: string;
+            /** @description The pet as it was created. */
+            data: {
+                pet: components["schemas"]["Pet"];
+            };
+        };
+        /**
+         * @description A pet was changed. `data.pet` is the pet after the change; `data.previous` holds only the changed fields, with their values before it (so a consumer can act on "became sold" without keeping a copy). A request that changes nothing records no event.
+         * @example {
+         *       "id": 42,
+         *       "type": "pet.updated",
+         *       "occurredAt": "2026-11-25T09:31:12.500Z",
+         *       "data": {
+         *         "pet": {
+         *           "id": 1,
+         *           "name": "Rex",
+         *           "categoryId": 1,
+         *           "status": "pending"
+         *         },
+         *         "previous": {
+         *           "status": "available"
+         *         }
+         *       }
+         *     }
+         */
+        PetUpdatedEvent: {
+            /**
+             * Format: int64
+             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @example 42
+             */
+            id: number;
+            /**
+             * @description A pet was changed (`updatePet`). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "pet.updated";
+            /**
+             * Format: date-time
+             * @description When the change was committed, as RFC 3339 in UTC with milliseconds. Instances' clocks may differ slightly: order events by `id`, not by this time.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            occurredAt: string;
+            /** @description The pet after the change, and the values the change replaced. */
+            data: {
+                pet: components["schemas"]["Pet"];
+                previous: components["schemas"]["PetChanges"];
+            };
+        };
+        /**
+         * @description A change of the catalogue, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.
+         * @example {
+         *       "id": 41,
+         *       "type": "pet.created",
+         *       "occurredAt": "2026-11-25T09:30:00.000Z",
+         *       "data": {
+         *         "pet": {
+         *           "id": 1,
+         *           "name": "Rex",
+         *           "categoryId": 1,
+         *           "status": "available"
+         *         }
+         *       }
+         *     }
+         */
+        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"];
+        /**
+         * @description Events in `id` order, at most 100 (one page).
+         * @example [
+         *       {
+         *         "id": 41,
+         *         "type": "pet.created",
+         *         "occurredAt": "2026-11-25T09:30:00.000Z",
+         *         "data": {
+         *           "pet": {
+         *             "id": 1,
+         *             "name": "Rex",
+         *             "categoryId": 1,
+         *             "status": "available"
+         *           }
+         *         }
+         *       },
+         *       {
+         *         "id": 42,
+         *         "type": "pet.updated",
+         *         "occurredAt": "2026-11-25T09:31:12.500Z",
+         *         "data": {
+         *           "pet": {
+         *             "id": 1,
+         *             "name": "Rex",
+         *             "categoryId": 1,
+         *             "status": "pending"
+         *           },
+         *           "previous": {
+         *             "status": "available"
+         *           }
+         *         }
+         *       }
+         *     ]
+         */
+        Events: components["schemas"]["Event"][];
     };
     responses: never;
     parameters: never;
@@ -1668,6 +1850,263 @@ export interface operations {
             };
             /** @description Store orders are not implemented in v1 (`not_implemented`). */
             501: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Return only events with an id above this one (the last id you processed). Left out: from the oldest event still retained. Plain decimal digits. When events after it were already deleted by retention, the answer is 410 `events_expired`.
+                 * @example 41
+                 */
+                after?: number;
+                /**
+                 * @description Maximum number of events returned: an integer from 1 to 100, default 20, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Return only events of this type.
+                 * @example pet.updated
+                 */
+                type?: "pet.created" | "pet.updated";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (a bare array, possibly empty). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with `type` when filtered). */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 41,
+                     *         "type": "pet.created",
+                     *         "occurredAt": "2026-11-25T09:30:00.000Z",
+                     *         "data": {
+                     *           "pet": {
+                     *             "id": 1,
+                     *             "name": "Rex",
+                     *             "categoryId": 1,
+                     *             "status": "available"
+                     *           }
+                     *         }
+                     *       },
+                     *       {
+                     *         "id": 42,
+                     *         "type": "pet.updated",
+                     *         "occurredAt": "2026-11-25T09:31:12.500Z",
+                     *         "data": {
+                     *           "pet": {
+                     *             "id": 1,
+                     *             "name": "Rex",
+                     *             "categoryId": 1,
+                     *             "status": "pending"
+                     *           },
+                     *           "previous": {
+                     *             "status": "available"
+                     *           }
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Events"];
+                };
+            };
+            /** @description `after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Events after `after` were deleted by retention (`events_expired`): resynchronize, then follow the feed from the id the message names. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "listEvents-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Return only events with an id above this one (the last id you processed). Left out: from the oldest event still retained. Plain decimal digits. When events after it were already deleted by retention, the answer is 410 `events_expired`.
+                 * @example 41
+                 */
+                after?: number;
+                /**
+                 * @description Maximum number of events returned: an integer from 1 to 100, default 20, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Return only events of this type.
+                 * @example pet.updated
+                 */
+                type?: "pet.created" | "pet.updated";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (a bare array, possibly empty). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with `type` when filtered). */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Events after `after` were deleted by retention (`events_expired`): resynchronize, then follow the feed from the id the message names. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
