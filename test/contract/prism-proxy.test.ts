@@ -57,7 +57,8 @@ function forEveryOperation (status: number, what: string, headers: (context: Tra
     ['createPet', { method: 'POST', path: '/pets', headers: JSON_BODY, body: REX }],
     ['getPet', { method: 'GET', path: '/pets/1' }],
     ['updatePet', { method: 'PATCH', path: '/pets/1', headers: MERGE_PATCH_BODY, body: '{"name":"Max"}' }],
-    ['listStoreOrders', { method: 'GET', path: '/store/orders' }]
+    ['listStoreOrders', { method: 'GET', path: '/store/orders' }],
+    ['listEvents', { method: 'GET', path: '/events' }]
   ]
   return requests.map(([operation, exchange], index) => ({
     operation,
@@ -125,6 +126,20 @@ const TRAFFIC: TrafficCase[] = [
     what: 'store orders, not implemented',
     direct: 'Prism answers an upstream 501 with its own problem (UPSTREAM_NOT_IMPLEMENTED) instead of relaying it',
     request: ({ auth }) => ({ method: 'GET', path: '/store/orders', headers: auth })
+  },
+  { operation: 'listEvents', status: 200, what: 'every event so far (both types)', request: ({ auth }) => ({ method: 'GET', path: '/events', headers: auth }) },
+  { operation: 'listEvents', status: 200, what: 'a filtered page after an id', request: ({ auth }) => ({ method: 'GET', path: '/events?after=1&type=pet.updated&limit=1', headers: auth }) },
+  { operation: 'listEvents', status: 200, what: 'an empty page past the newest event', request: ({ auth }) => ({ method: 'GET', path: '/events?after=1000', headers: auth }) },
+  { operation: 'listEvents', status: 400, what: 'an unknown event type', request: ({ auth }) => ({ method: 'GET', path: '/events?type=pet.deleted', headers: auth }) },
+  {
+    operation: 'listEvents',
+    status: 410,
+    what: 'events after the id were deleted by retention',
+    before: async ({ api, clock }) => {
+      clock.advance((api.config.eventRetentionDays + 1) * 86_400_000)
+      await api.app.eventRetention.purge()
+    },
+    request: ({ auth }) => ({ method: 'GET', path: '/events?after=1', headers: auth })
   },
   { operation: 'getHealth', status: 200, what: 'the liveness probe', request: () => ({ method: 'GET', path: '/healthz' }) },
   { operation: 'getReadiness', status: 200, what: 'the readiness probe', request: () => ({ method: 'GET', path: '/readyz' }) },
