@@ -116,6 +116,14 @@ since): the tag is checked in the same transaction as the write, so of concurren
 exactly one is made. A change is durable before 200. Retrying a PATCH is safe without an
 \`Idempotency-Key\`: the body states the wanted values, so a repeat changes nothing more.
 
+## Events (beta)
+\`GET /events\` (\`listEvents\`, marked \`x-stability: beta\`) is the change feed: every change of a pet records exactly one
+event (\`pet.created\`, \`pet.updated\` with the changed fields' previous values) in the same transaction as the change;
+a request that changes nothing records none. Event ids increase in commit order, so a consumer keeps the last id it
+processed and follows the always-present \`Link: <…/v1/events?after=…>; rel="next"\`, pausing when a page is empty.
+Events are kept ${config.eventRetentionDays} days on this deployment; asking for events after an id whose successors
+were deleted is 410 \`events_expired\`, and the consumer must resynchronize from \`listPets\`.
+
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
 a request without any key does not count) are limited per client address to ${config.authFailureLimit} per ${AUTH_FAILURE_WINDOW_MS / 1000} s (policy

@@ -20,6 +20,8 @@ const EVENT_ID_DESCRIPTION = 'The event\'s id: a positive integer. Ids increase 
 const OCCURRED_AT_EXAMPLE = '2026-11-25T09:30:00.000Z'
 const occurredAtSchema = Type.String({
   format: 'date-time',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  maxLength: 24,
   description: 'When the change was committed, as RFC 3339 in UTC with milliseconds. Instances\' clocks may differ slightly: order events by `id`, not by this time.',
   examples: [OCCURRED_AT_EXAMPLE]
 })

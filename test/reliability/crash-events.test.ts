@@ -54,8 +54,8 @@ function assertFeedMatchesPets (events: readonly Event[], pets: readonly Pet[]):
 
 /** Client loops changing `pets` (names, and status back and forth) until the process is SIGKILLed mid-way. */
 async function patchThenKill (server: ServerProcess, apiKey: string, pets: readonly Pet[]): Promise<{ acknowledged: number, unanswered: number }> {
-  let acknowledged = 0
-  let unanswered = 0
+  // counted by the loops while the check below waits
+  const counts = { acknowledged: 0, unanswered: 0 }
   const unexpected: string[] = []
   const loop = async (loopIndex: number): Promise<void> => {
     for (let n = 0; ; n++) {
@@ -69,10 +69,10 @@ async function patchThenKill (server: ServerProcess, apiKey: string, pets: reado
           signal: AbortSignal.timeout(10_000)
         })
         const text = await res.text()
-        if (res.status === 200) acknowledged++
+        if (res.status === 200) counts.acknowledged++
         else unexpected.push(`${res.status} ${text}`)
       } catch (error) {
-        unanswered++
+        counts.unanswered++
         if (describeFetchError(error) === 'TimeoutError') unexpected.push('a PATCH timed out')
         return
       }
@@ -80,12 +80,12 @@ async function patchThenKill (server: ServerProcess, apiKey: string, pets: reado
   }
   const loops = Array.from({ length: 8 }, async (_, i) => { await loop(i) })
   const started = Date.now()
-  while (acknowledged < 150 && Date.now() - started < 3_000) await sleep(5)
+  while (counts.acknowledged < 150 && Date.now() - started < 3_000) await sleep(5)
   server.child.kill('SIGKILL')
   await server.waitForExit(5_000)
   await within(15_000, 'client loops did not stop after the kill', Promise.all(loops))
   assert.deepEqual(unexpected, [], 'every answer before the kill should be 200')
-  return { acknowledged, unanswered }
+  return counts
 }
 
 for (const store of testStores()) {

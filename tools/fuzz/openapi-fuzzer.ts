@@ -995,6 +995,11 @@ export class ApiFuzzer {
       if (status === 401 && challenge !== expected) problems.push(`WWW-Authenticate is ${JSON.stringify(challenge)}, expected ${JSON.stringify(expected)}`)
       return problems
     }
+    if (operation.parameters.some((parameter) => parameter.in === 'path' && sent.values.get(`path:${parameter.name}`)?.[0] === '')) {
+      // an empty path parameter leaves the path ending in "/", which no route serves (before any parameter is looked at)
+      expect([404], 'the path ends in "/"')
+      return problems
+    }
     const unknown = this.#unknownQueryParameter(operation, sent)
     if (unknown !== undefined) {
       // query validation comes after the body is parsed and validated: a body that fails first decides the answer
@@ -1018,8 +1023,31 @@ export class ApiFuzzer {
       case 'updatePet':
         await this.#checkUpdate(request, operation, sent, res, expect, problems)
         break
+      case 'listEvents':
+        this.#checkEvents(operation, sent, res, expect, problems)
+        break
     }
     return problems
+  }
+
+  /** The feed: valid parameters are a 200 page in id order, after `after`, of the asked type, with a next link after its last event. */
+  #checkEvents (operation: ApiOperation, sent: Sent, res: LightMyRequestResponse, expect: (allowed: number[], why: string) => void, problems: string[]): void {
+    const invalid = this.#parameterProblem(operation, sent)
+    if (invalid !== undefined) return expect([400], invalid)
+    // nothing is deleted by retention during a fuzzing run: a valid page is always served
+    expect([200], 'valid parameters')
+    if (res.statusCode !== 200) return
+    const events = res.json<Array<{ id: number, type: string }>>()
+    const after = Number(sent.values.get('query:after')?.[0] ?? 0)
+    const type = sent.values.get('query:type')?.[0]
+    const limitSchema = this.api.resolve(operation.parameters.find((p) => p.name === 'limit')?.schema ?? {})
+    const limit = Number(sent.values.get('query:limit')?.[0] ?? limitSchema.default)
+    if (events.length > limit) problems.push(`${events.length} events on a page of limit ${limit}`)
+    if (events.some((event, i) => event.id <= (i === 0 ? after : (events[i - 1] as { id: number }).id))) problems.push('events not in increasing id order after `after`')
+    if (type !== undefined && events.some((event) => event.type !== type)) problems.push(`an event of another type than ${type}`)
+    const next = nextLink(res)
+    const expectedAfter = String(events.at(-1)?.id ?? after)
+    if (next === undefined || new URL(next).searchParams.get('after') !== expectedAfter) problems.push(`the next link ${String(next)} does not continue after ${expectedAfter}`)
   }
 
   #authClass (header: string | undefined): AuthClass {
