@@ -21,7 +21,7 @@ import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
 import type { LoadScenario } from './_util/load-scenario.js'
 import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
 import { log, planFor, SEED_PETS } from './_util/plan.js'
-import { killAll, migrateStore, startService, stopServer } from './_util/servers.js'
+import { killAll, startService, stopServer } from './_util/servers.js'
 import { postgresServerUrl, seededStore, storeFacts } from './_util/stores.js'
 
 /** `revision` checked out and built in a temporary worktree, its node_modules the repository's. */
@@ -76,14 +76,25 @@ async function main (): Promise<void> {
   }
 }
 
-/** The base installation's build and the working tree's, alternated on one freshly seeded store, scenario by scenario. */
+/**
+ * The base installation's build and the working tree's, alternated scenario by scenario, each on its own
+ * freshly seeded store, seeded alike: a build refuses a store that a newer schema migrated, so two
+ * revisions on either side of a migration cannot share one.
+ */
 async function compare (context: BenchContext, store: StoreKind, scenarios: readonly LoadScenario[], baseName: string, baseDir: string): Promise<void> {
   const { apiKey } = context
-  const seeded = await seededStore(store, SEED_PETS, context.pgServerUrl, (url) => migrateStore(url, apiKey))
+  const migrateWith = (installation?: string) => async (url: string): Promise<void> => {
+    await stopServer(await startService(url, apiKey, installation === undefined ? {} : { installation }))
+  }
+  const seededBase = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(baseDir))
+  const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith()).catch(async (error: unknown) => {
+    await seededBase.drop()
+    throw error
+  })
   try {
-    const facts = await storeFacts(seeded)
-    const a = await startService(seeded.url, apiKey, { installation: baseDir })
-    const b = await startService(seeded.url, apiKey)
+    const facts = await storeFacts(seededWork)
+    const a = await startService(seededBase.url, apiKey, { installation: baseDir })
+    const b = await startService(seededWork.url, apiKey)
     try {
       for (const scenario of scenarios) {
         const rounds = await alternate(context, scenario.name, [
@@ -91,8 +102,9 @@ async function compare (context: BenchContext, store: StoreKind, scenarios: read
           { role: 'work', server: b, requests: scenario.requests('service', facts) }
         ])
         const cpuRatio = pairedRatio(rounds.work, rounds.base, (m) => m.cpuUsPerRequest)
+        const rpsRatio = pairedRatio(rounds.work, rounds.base, (m) => m.reqPerSec)
         process.stdout.write(`${scenario.name} (${store}): ${baseName} ${figures(rounds.base)}; working tree ${figures(rounds.work)}; ` +
-          `CPU/request × base ${cpuRatio === undefined ? '–' : cpuRatio.toFixed(3)}\n`)
+          `CPU/request × base ${cpuRatio === undefined ? '–' : cpuRatio.toFixed(3)}; req/s × base ${rpsRatio === undefined ? '–' : rpsRatio.toFixed(3)}\n`)
       }
     } finally {
       await stopServer(a)
@@ -100,7 +112,8 @@ async function compare (context: BenchContext, store: StoreKind, scenarios: read
     }
   } finally {
     await killAll()
-    await seeded.drop()
+    await seededBase.drop()
+    await seededWork.drop()
   }
 }
 

@@ -14,10 +14,10 @@ CREATE TABLE events (
 -- serves the feed filtered by type in id order; the unfiltered feed walks the primary key
 CREATE INDEX events_type_id ON events (type, id);
 
--- Retention deletes the oldest events (a prefix of the ids); purged_through is the highest id it
--- ever deleted, so a reader asking for events after an older id is told they are gone (410).
+-- Retention deletes the oldest events (a prefix of the ids); purged_through is, per type, the highest
+-- id it ever deleted, so a reader asking for events (of that type) after an older id is told they are
+-- gone (410), and a reader of one type is not told so because events of another type were deleted.
 CREATE TABLE event_retention (
-  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  type TEXT PRIMARY KEY CHECK (type IN ('pet.created', 'pet.updated')),
   purged_through INTEGER NOT NULL
 );
-INSERT INTO event_retention (singleton, purged_through) VALUES (1, 0);

@@ -49,22 +49,33 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
         400: errorResponse('`after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`).', undefined, {
           invalid_request: 'query parameter "type" must be one of "pet.created", "pet.updated"'
         }),
-        410: errorResponse('Events after `after` were deleted by retention (`events_expired`): resynchronize, then follow the feed from the id the message names.',
-          undefined, { events_expired: eventsExpiredMessage(7, 1200, 1201) }),
+        410: errorResponse('Events after `after` (of the `type` asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`.', {
+          Link: {
+            type: 'string',
+            description: 'RFC 8288 link to where the feed resumes after the deleted events: `<…/v1/events?after=…&limit=…>; rel="next"`. Follow it once resynchronized.',
+            pattern: '^<[^>]+/events\\?[^>]+>; rel="next"$',
+            maxLength: 2000,
+            example: '<https://api.petstore.test/v1/events?after=1200&limit=20>; rel="next"'
+          }
+        }, { events_expired: eventsExpiredMessage(7, 1200, 1201) }),
         ...commonErrorResponses()
       }
     }
   }, async (request, reply) => {
     const { after, limit = EVENT_PAGE_LIMIT_DEFAULT, type } = request.query
     const page = await app.events.listEvents({ afterId: after ?? 0, limit, type })
+    const nextLink = (position: number): string => {
+      const next = new URLSearchParams({ after: String(position), limit: String(limit) })
+      if (type !== undefined) next.set('type', type)
+      return `<${baseUrlFor(app.config, request.host)}/events?${next.toString()}>; rel="next"`
+    }
     if (after !== undefined && after < page.purgedThrough) {
-      throw new ApiError('events_expired', eventsExpiredMessage(after, page.purgedThrough, await app.events.oldestEventId()))
+      // the link is where to follow from once resynchronized, for clients that read it rather than the message
+      throw new ApiError('events_expired', eventsExpiredMessage(after, page.purgedThrough, await app.events.oldestEventId()), { link: nextLink(page.purgedThrough) })
     }
     // the next page starts after the last event returned; with none, where this one started (or, from the start,
     // after what retention deleted: the same events, and no 410 if more are deleted meanwhile)
-    const next = new URLSearchParams({ after: String(page.events.at(-1)?.id ?? after ?? page.purgedThrough), limit: String(limit) })
-    if (type !== undefined) next.set('type', type)
-    return reply.header('link', `<${baseUrlFor(app.config, request.host)}/events?${next.toString()}>; rel="next"`).send(page.events)
+    return reply.header('link', nextLink(page.events.at(-1)?.id ?? after ?? page.purgedThrough)).send(page.events)
   })
 
   allowOnly(app, '/events', ['GET'])

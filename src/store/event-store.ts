@@ -11,8 +11,9 @@ export interface EventPageQuery {
 export interface EventPage {
   events: Event[]
   /**
-   * The highest id retention ever deleted (0: none), read no earlier than `events`: a reader whose
-   * `afterId` is below it may have missed events, and must be told so rather than given the page.
+   * The highest id retention ever deleted (of the query's type, when it has one; 0: none), read from the
+   * snapshot `events` were read from: a reader whose `afterId` is below it has missed events, and must be
+   * told so rather than given the page.
    */
   purgedThrough: number
 }

@@ -171,7 +171,9 @@ for (const store of testStores()) {
       const expired = assertError(await api.app.inject({ method: 'GET', url: '/v1/events?after=0', headers: api.auth }), 'events_expired')
       assert.equal(expired.message, `Events after 0 up to ${updated.id} are no longer retained (the oldest retained event is ${fresh.id}): ` +
         `resynchronize from the catalogue (listPets), then follow the feed from after=${updated.id}.`)
-      assertError(await api.app.inject({ method: 'GET', url: `/v1/events?after=${updated.id - 1}`, headers: api.auth }), 'events_expired')
+      const gone = await api.app.inject({ method: 'GET', url: `/v1/events?after=${updated.id - 1}&limit=5`, headers: api.auth })
+      assertError(gone, 'events_expired')
+      assert.equal(nextLinkOf(gone), `/v1/events?after=${updated.id}&limit=5`, 'the 410 links to where the feed resumes')
       assert.deepEqual((await eventPage(api, `/v1/events?after=${updated.id}`)).events, [fresh])
       assert.deepEqual((await eventPage(api, '/v1/events')).events, [fresh])
 
@@ -187,6 +189,21 @@ for (const store of testStores()) {
       const [event] = (await eventPage(api, `/v1/events?after=${fresh.id}`)).events as [Event]
       assert.ok(event.id > fresh.id)
       assert.deepEqual(event.data, { pet: next })
+    })
+  
+
+    test('When retention deleted only events of one type, then a consumer filtering on another type is not told it missed any', async (t) => {
+      mockDate(t)
+      const api = await buildTestApp(t, { store, env: { EVENT_RETENTION_DAYS: '1' } })
+      const old = await createdPet(api, { name: 'Old', categoryId: 1 })
+      t.mock.timers.tick(2 * DAY_MS)
+      assert.equal((await patchPet(api, old.id, { status: 'pending' })).statusCode, 200)
+      const [created, updated] = await allEvents(api) as [Event, Event]
+      assert.equal(await api.app.eventRetention.purge(), 1)
+
+      assert.deepEqual((await eventPage(api, '/v1/events?after=0&type=pet.updated')).events, [updated])
+      assertError(await api.app.inject({ method: 'GET', url: '/v1/events?after=0&type=pet.created', headers: api.auth }), 'events_expired', `up to ${created.id}`)
+      assertError(await api.app.inject({ method: 'GET', url: '/v1/events?after=0', headers: api.auth }), 'events_expired')
     })
   })
 }

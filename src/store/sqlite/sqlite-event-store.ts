@@ -6,11 +6,14 @@ import { toStoreError } from './errors.js'
 const SQL = {
   listEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?`,
   listEventsByType: `SELECT ${EVENT_COLUMNS} FROM events WHERE type = ? AND id > ? ORDER BY id LIMIT ?`,
-  purgedThrough: 'SELECT purged_through FROM event_retention',
+  purgedThrough: 'SELECT coalesce(max(purged_through), 0) FROM event_retention',
+  purgedThroughOfType: 'SELECT coalesce(max(purged_through), 0) FROM event_retention WHERE type = ?',
   oldestEventId: 'SELECT min(id) FROM events',
   oldestEvents: 'SELECT id, occurred_at FROM events ORDER BY id LIMIT ?',
+  newestOfEachType: 'SELECT type, max(id) AS id FROM events WHERE id <= ? GROUP BY type',
   deleteEventsThrough: 'DELETE FROM events WHERE id <= ?',
-  markPurged: 'UPDATE event_retention SET purged_through = max(purged_through, ?)'
+  markPurged: 'INSERT INTO event_retention (type, purged_through) VALUES (?, ?) ' +
+    'ON CONFLICT (type) DO UPDATE SET purged_through = max(purged_through, excluded.purged_through)'
 } as const
 
 type Statements = { readonly [name in keyof typeof SQL]: Database.Statement }
@@ -29,6 +32,7 @@ export class SqliteEventStore implements EventStore {
     if (this.#prepared === undefined) {
       const statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, this.#db.prepare(text)])) as Record<keyof typeof SQL, Database.Statement>
       statements.purgedThrough.pluck()
+      statements.purgedThroughOfType.pluck()
       statements.oldestEventId.pluck()
       this.#prepared = statements
     }
@@ -36,14 +40,16 @@ export class SqliteEventStore implements EventStore {
   }
 
   async listEvents (query: EventPageQuery): Promise<EventPage> {
-    return this.#run(() => {
+    // one read transaction: the page and the retention mark from one snapshot (docs/architecture.md)
+    const read = this.#db.transaction((): EventPage => {
+      const statements = this.#statements
       const rows = (query.type === undefined
-        ? this.#statements.listEvents.all(query.afterId, query.limit)
-        : this.#statements.listEventsByType.all(query.type, query.afterId, query.limit)) as EventRow[]
-      // read after the events: a purge committed in between is then seen (docs/architecture.md)
-      const purgedThrough = this.#statements.purgedThrough.get() as number
+        ? statements.listEvents.all(query.afterId, query.limit)
+        : statements.listEventsByType.all(query.type, query.afterId, query.limit)) as EventRow[]
+      const purgedThrough = (query.type === undefined ? statements.purgedThrough.get() : statements.purgedThroughOfType.get(query.type)) as number
       return { events: rows.map(rowToEvent), purgedThrough }
     })
+    return this.#run(() => read.deferred())
   }
 
   async oldestEventId (): Promise<number | undefined> {
@@ -57,8 +63,8 @@ export class SqliteEventStore implements EventStore {
       const last = oldest[(kept === -1 ? oldest.length : kept) - 1]
       let deleted = 0
       if (last !== undefined) {
+        for (const { type, id } of this.#statements.newestOfEachType.all(last.id) as Array<{ type: string, id: number }>) this.#statements.markPurged.run(type, id)
         deleted = this.#statements.deleteEventsThrough.run(last.id).changes
-        this.#statements.markPurged.run(last.id)
       }
       return { deleted, purgedThrough: this.#statements.purgedThrough.get() as number }
     })
