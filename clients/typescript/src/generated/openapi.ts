@@ -1970,9 +1970,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Events after `after` were deleted by retention (`events_expired`): resynchronize, then follow the feed from the id the message names. */
+            /** @description Events after `after` (of the `type` asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`. */
             410: {
                 headers: {
+                    /** @description RFC 8288 link to where the feed resumes after the deleted events: `<…/v1/events?after=…&limit=…>; rel="next"`. Follow it once resynchronized. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2083,9 +2085,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Events after `after` were deleted by retention (`events_expired`): resynchronize, then follow the feed from the id the message names. */
+            /** @description Events after `after` (of the `type` asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`. */
             410: {
                 headers: {
+                    /** @description RFC 8288 link to where the feed resumes after the deleted events: `<…/v1/events?after=…&limit=…>; rel="next"`. Follow it once resynchronized. */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
