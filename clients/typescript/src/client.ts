@@ -1,9 +1,10 @@
 import { getPetDeprecationWarning } from './deprecation.js'
 import { PetStoreError, type OperationName } from './errors.js'
 import { findLink } from './link-header.js'
-import { resolveOptions, type ClientOptions, type ClientSettings, type RequestOptions } from './options.js'
+import { checkPollInterval, resolveOptions, type ClientOptions, type ClientSettings, type RequestOptions } from './options.js'
+import { sleep } from './retry.js'
 import { send, type ApiAnswer } from './transport.js'
-import type { ListPetsQuery, NewPet, Pet, PetPage, PetPatch, UpdatedPet } from './types.js'
+import type { EventPage, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetPage, PetPatch, PetStoreEvent, UpdatedPet } from './types.js'
 
 /** Options of `createPet`. */
 export interface CreatePetOptions extends RequestOptions {
@@ -26,6 +27,14 @@ export interface UpdatePetOptions extends RequestOptions {
 
 /** The query of `pets.all`: the status filter and the page size (every page is fetched). */
 export type AllPetsQuery = Omit<ListPetsQuery, 'cursor'>
+
+/** What `events.follow` takes: where to start, the type filter and page size, the signal that ends it and the pause between polls. */
+export interface FollowEventsOptions extends ListEventsQuery {
+  /** Ends the iteration: it returns (without throwing) as soon as the signal aborts, also during a request or a pause. */
+  signal: AbortSignal
+  /** How long to wait after an empty page before asking again, in ms (default: the client's `eventPollIntervalMs`, 1000). */
+  pollIntervalMs?: number
+}
 
 /** A client of the Pet Store API v1; create it with {@link createClient}. */
 export interface PetStoreClient {
@@ -54,10 +63,28 @@ export interface PetStoreClient {
    * change that was made but whose answer was lost fails with 412, since the tag changed.
    */
   updatePet (petId: number, patch: PetPatch, options?: UpdatePetOptions): Promise<UpdatedPet>
+  /**
+   * One page of the change feed (beta): at most `limit` events (1–100, default 20) with an id above
+   * `after` (left out: from the oldest event still retained), in `id` order, optionally only those of
+   * `type`, and `nextAfter`, the position to ask for next. Fails with 410 `events_expired` when events
+   * after `after` were already deleted by retention: resynchronize from `listPets`, then follow again.
+   */
+  listEvents (query?: ListEventsQuery, options?: RequestOptions): Promise<EventPage>
   /** Helpers over the pet collection. */
   readonly pets: {
     /** Every pet (with `status`, every pet that has it), page after page, following the `next` links. */
     all (query?: AllPetsQuery, options?: RequestOptions): AsyncGenerator<Pet, void, undefined>
+  }
+  /** Helpers over the change feed (beta). */
+  readonly events: {
+    /**
+     * Every event after `after` (left out: from the oldest retained), each once and in `id` order,
+     * following the `next` links and, when a page is empty, asking again every `pollIntervalMs`,
+     * until `signal` aborts: then the iteration ends without an error. Each request is retried like
+     * every call; an error that outlasts the retries, or a 410 `events_expired`, is thrown.
+     * @throws TypeError at once when `signal` or `pollIntervalMs` is invalid.
+     */
+    follow (options: FollowEventsOptions): AsyncGenerator<PetStoreEvent, void, undefined>
   }
 }
 
@@ -85,8 +112,37 @@ export function createClient (options: ClientOptions): PetStoreClient {
     return { pets, nextCursor: expectShape(nextCursor !== null && nextCursor !== '', nextCursor as string, 'listPets', answer) }
   }
 
+  const listEvents = async (query: ListEventsQuery = {}, requestOptions: RequestOptions = {}): Promise<EventPage> => {
+    const url = endpoint(settings, '/events')
+    for (const name of ['after', 'limit', 'type'] as const) {
+      const value = query[name]
+      if (value !== undefined) url.searchParams.set(name, String(value))
+    }
+    const answer = await send(settings, { operation: 'listEvents', method: 'GET', url, signal: requestOptions.signal })
+    const events = expectShape(Array.isArray(answer.body), answer.body as PetStoreEvent[], 'listEvents', answer)
+    const next = findLink(answer.response.headers.get('link'), 'next', answer.response.url || url.href)
+    // only the link's position is kept: the next page is asked for at baseUrl, like listPets' cursor
+    const nextAfter = parsePosition(next?.searchParams.get('after'))
+    return { events, nextAfter: expectShape(nextAfter !== undefined, nextAfter as number, 'listEvents', answer) }
+  }
+
+  async function * followEvents (query: ListEventsQuery, signal: AbortSignal, pollIntervalMs: number): AsyncGenerator<PetStoreEvent, void, undefined> {
+    let after = query.after
+    while (!signal.aborted) {
+      const page = await unlessAborted(signal, listEvents({ ...query, after }, { signal }))
+      if (page === ABORTED) return
+      for (const event of page.events) {
+        yield event
+        if (signal.aborted) return
+      }
+      after = page.nextAfter
+      if (page.events.length === 0 && await unlessAborted(signal, sleep(pollIntervalMs, signal)) === ABORTED) return
+    }
+  }
+
   return {
     listPets,
+    listEvents,
 
     async createPet (pet, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) {
       const answer = await send(settings, {
@@ -138,8 +194,35 @@ export function createClient (options: ClientOptions): PetStoreClient {
           cursor = page.nextCursor
         } while (cursor !== undefined)
       }
+    },
+
+    events: {
+      follow ({ signal, pollIntervalMs = settings.eventPollIntervalMs, ...query }) {
+        // checked here rather than on the first next(), so a wrong call fails where it is made
+        if (!(signal instanceof AbortSignal)) throw new TypeError('events.follow needs a signal (an AbortController\'s) to end it')
+        return followEvents(query, signal, checkPollInterval('pollIntervalMs', pollIntervalMs))
+      }
     }
   }
+}
+
+const ABORTED = Symbol('aborted')
+
+/** What `work` settles with, or {@link ABORTED} when it failed because `signal` aborted (the caller stopping, not a failure). */
+async function unlessAborted<T> (signal: AbortSignal, work: Promise<T>): Promise<T | typeof ABORTED> {
+  try {
+    return await work
+  } catch (error) {
+    if (signal.aborted) return ABORTED
+    throw error
+  }
+}
+
+/** A feed position from a link: plain decimal digits, an exact integer; undefined otherwise. */
+function parsePosition (value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined || !/^\d{1,16}$/.test(value)) return undefined
+  const position = Number(value)
+  return Number.isSafeInteger(position) ? position : undefined
 }
 
 function endpoint (settings: ClientSettings, path: string): URL {

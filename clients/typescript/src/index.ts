@@ -2,10 +2,13 @@
  * Typed client for the Pet Store HTTP/JSON API v1.
  * @packageDocumentation
  */
-export { createClient, type AllPetsQuery, type CreatePetOptions, type PetStoreClient, type UpdatePetOptions } from './client.js'
+export { createClient, type AllPetsQuery, type CreatePetOptions, type FollowEventsOptions, type PetStoreClient, type UpdatePetOptions } from './client.js'
 export { PetStoreDeprecationWarning } from './deprecation.js'
 export { PetStoreError, type ClientErrorCode, type OperationName, type PetStoreErrorCode } from './errors.js'
 export type { ClientOptions, RequestOptions } from './options.js'
 export type { RetryEvent } from './transport.js'
-export type { ErrorBody, ListPetsQuery, NewPet, Pet, PetPage, PetPatch, PetStatus, ServiceErrorCode, UpdatedPet } from './types.js'
+export type {
+  ErrorBody, EventPage, EventType, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetChanges, PetCreatedEvent, PetPage, PetPatch, PetStatus,
+  PetStoreEvent, PetUpdatedEvent, ServiceErrorCode, UpdatedPet
+} from './types.js'
 export type { components, operations, paths } from './generated/openapi.js'

@@ -25,6 +25,11 @@ export interface ClientOptions {
   maxRetryDelayMs?: number
   /** How long one attempt may take, answer body included, in ms (default 30 000); then it counts as a network failure. */
   timeoutMs?: number
+  /**
+   * How long `events.follow` waits after an empty page before it asks again, in ms (default 1000);
+   * each `follow` may override it with its own `pollIntervalMs`.
+   */
+  eventPollIntervalMs?: number
   /** Receives deprecation warnings (default: `process.emitWarning`). Each client warns once per deprecated operation. */
   onWarning?: (warning: Error) => void
   /** Called before each retry, e.g. to log it. */
@@ -42,10 +47,12 @@ export interface ClientSettings extends TransportSettings {
   /** The base address without a trailing slash. */
   readonly baseUrl: string
   readonly onWarning: (warning: Error) => void
+  readonly eventPollIntervalMs: number
 }
 
 const DEFAULT_RETRY: RetryPolicy = { retries: 3, baseDelayMs: 200, maxDelayMs: 10_000 }
 const DEFAULT_TIMEOUT_MS = 30_000
+const DEFAULT_EVENT_POLL_INTERVAL_MS = 1000
 
 /** Applies the defaults; throws a TypeError naming the option that is wrong. */
 export function resolveOptions (options: ClientOptions): ClientSettings {
@@ -59,6 +66,7 @@ export function resolveOptions (options: ClientOptions): ClientSettings {
       baseDelayMs: checkCount('retryBaseDelayMs', options.retryBaseDelayMs ?? DEFAULT_RETRY.baseDelayMs, 0),
       maxDelayMs: checkCount('maxRetryDelayMs', options.maxRetryDelayMs ?? DEFAULT_RETRY.maxDelayMs, 0)
     }),
+    eventPollIntervalMs: checkPollInterval('eventPollIntervalMs', options.eventPollIntervalMs ?? DEFAULT_EVENT_POLL_INTERVAL_MS),
     onWarning: options.onWarning ?? emitProcessWarning,
     onRetry: options.onRetry
   })
@@ -76,6 +84,11 @@ function checkBaseUrl (value: string): string {
 function checkApiKey (value: string): string {
   if (typeof value !== 'string' || value.trim() === '') throw new TypeError('apiKey must be a non-empty string')
   return value.trim()
+}
+
+/** A pause between polls: at least 1 ms, so an idle follower never spins against the service. */
+export function checkPollInterval (name: string, value: number): number {
+  return checkCount(name, value, 1)
 }
 
 function checkCount (name: string, value: number, min: number): number {

@@ -41,3 +41,37 @@ export interface PetPage {
    */
   nextCursor?: string
 }
+
+/**
+ * A change of the catalogue, as the feed carries it (the document's `Event`, named so that it does
+ * not hide the global `Event`); tell the kinds apart by `type`.
+ */
+export type PetStoreEvent = components['schemas']['Event']
+
+/** A pet was added: `data.pet` is the pet as `createPet` answered it. */
+export type PetCreatedEvent = components['schemas']['PetCreatedEvent']
+
+/** A pet was changed: `data.pet` is the pet after the change, `data.previous` the values it replaced. */
+export type PetUpdatedEvent = components['schemas']['PetUpdatedEvent']
+
+/** The fields a change changed, each with its value before the change. */
+export type PetChanges = components['schemas']['PetChanges']
+
+/** The kinds of event the feed carries: `pet.created`, `pet.updated`. */
+export type EventType = PetStoreEvent['type']
+
+/** The query of `listEvents`: the position to read after, the page size and the type filter. */
+export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>
+
+/** One page of `listEvents`. */
+export interface EventPage {
+  /** The events of this page, in `id` order; empty when nothing happened after the position asked for. */
+  events: PetStoreEvent[]
+  /**
+   * Where the next page starts, taken from the answer's `Link: <…>; rel="next"` (always present):
+   * the id of the last event of this page or, on an empty page, where this page started. Pass it back
+   * as `after` with the same `type` (now, or after a pause when the page was empty), and store it to
+   * resume after a restart.
+   */
+  nextAfter: number
+}
