@@ -61,6 +61,22 @@ export interface Config {
   readonly tracing: TracingSettings | undefined
   /** How long the change feed keeps an event before retention deletes it (`EVENT_RETENTION_DAYS`), in days. */
   readonly eventRetentionDays: number
+  /** How webhooks are delivered (`WEBHOOK_*`). */
+  readonly webhooks: WebhookSettings
+}
+
+/** Webhook delivery, from the `WEBHOOK_*` variables. */
+export interface WebhookSettings {
+  /** Longest an attempt may take, connection to answer (`WEBHOOK_TIMEOUT_MS`). */
+  readonly timeoutMs: number
+  /** The delays before each retry (`WEBHOOK_RETRY_SCHEDULE`), in ms; after the last, a delivery is given up. */
+  readonly retryScheduleMs: readonly number[]
+  /** Most deliveries one instance makes at once (`WEBHOOK_CONCURRENCY`). */
+  readonly concurrency: number
+  /** `http:` URLs allowed besides `https:` (`WEBHOOK_ALLOW_HTTP`): for tests and closed networks only. */
+  readonly allowHttp: boolean
+  /** Loopback, private, link-local and metadata addresses allowed (`WEBHOOK_ALLOW_PRIVATE_NETWORKS`). */
+  readonly allowPrivateNetworks: boolean
 }
 
 /** OpenTelemetry trace export, from the SDK's standard `OTEL_*` variables. */
@@ -93,6 +109,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
+  'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ALLOW_HTTP', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   'OTEL_SDK_DISABLED'
@@ -125,6 +142,13 @@ const DEFAULT_AUTH_FAILURE_LIMIT = 20
 export const DEFAULT_EVENT_RETENTION_DAYS = 30
 /** The longest `EVENT_RETENTION_DAYS`: ten years. */
 export const MAX_EVENT_RETENTION_DAYS = 3650
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000
+const DEFAULT_WEBHOOK_CONCURRENCY = 8
+/** `WEBHOOK_RETRY_SCHEDULE`: retries over about 31 hours, the way the big webhook senders space them. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,30s,2m,10m,1h,6h,24h'
+const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+// a retry later than a week would outlive any receiver's interest (and the default event retention's margin)
+const MAX_RETRY_DELAY_MS = 7 * 86_400_000
 
 /**
  * Reads and validates every environment variable the service uses; a relative `sqlite:` path is
@@ -157,7 +181,14 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
     workers: parseWorkers(env.WORKERS, database),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     tracing: parseTracing(env),
-    eventRetentionDays: parseInteger('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 1, MAX_EVENT_RETENTION_DAYS) ?? DEFAULT_EVENT_RETENTION_DAYS
+    eventRetentionDays: parseInteger('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 1, MAX_EVENT_RETENTION_DAYS) ?? DEFAULT_EVENT_RETENTION_DAYS,
+    webhooks: Object.freeze({
+      timeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 100, 60_000) ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: Object.freeze(parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE)),
+      concurrency: parseInteger('WEBHOOK_CONCURRENCY', env.WEBHOOK_CONCURRENCY, 1, 256) ?? DEFAULT_WEBHOOK_CONCURRENCY,
+      allowHttp: parseBoolean('WEBHOOK_ALLOW_HTTP', env.WEBHOOK_ALLOW_HTTP),
+      allowPrivateNetworks: parseBoolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', env.WEBHOOK_ALLOW_PRIVATE_NETWORKS)
+    })
   })
 }
 
@@ -194,6 +225,28 @@ function parseInteger (variable: string, value: string | undefined, min: number,
   const number = /^\d+$/.test(value.trim()) ? Number(value) : NaN
   if (!(number >= min && number <= max)) throw new ConfigError(variable, `must be an integer from ${min} to ${max}, got "${value}"`)
   return number
+}
+
+function parseBoolean (variable: string, value: string | undefined): boolean {
+  if (isUnset(value)) return false
+  const setting = value.trim().toLowerCase()
+  if (setting !== 'true' && setting !== 'false') throw new ConfigError(variable, `must be true or false, got "${value}"`)
+  return setting === 'true'
+}
+
+/** Durations such as `5s,30s,2m,1h,1d` (each 1 ms to 7 days, at most 20), in ms. */
+function parseRetrySchedule (value: string | undefined): number[] {
+  const text = isUnset(value) ? DEFAULT_WEBHOOK_RETRY_SCHEDULE : value
+  const delays = text.split(',').map((item) => {
+    const match = /^\s*(\d{1,9})(ms|s|m|h|d)\s*$/.exec(item)
+    const ms = match === null ? NaN : Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS]
+    if (!(ms >= 1 && ms <= MAX_RETRY_DELAY_MS)) {
+      throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be comma-separated durations of 1ms to 7d such as ${DEFAULT_WEBHOOK_RETRY_SCHEDULE} (units ms, s, m, h, d), got "${item.trim()}"`)
+    }
+    return ms
+  })
+  if (delays.length > 20) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `has ${delays.length} retries; at most 20`)
+  return delays
 }
 
 function parseDatabaseUrl (env: Env, root: string): DatabaseLocation {

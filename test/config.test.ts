@@ -37,7 +37,8 @@ describe('loadConfig', () => {
       trustProxy: false,
       workers: 1,
       tracing: undefined,
-      eventRetentionDays: 30
+      eventRetentionDays: 30,
+      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 8, allowHttp: false, allowPrivateNetworks: false }
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -64,7 +65,12 @@ describe('loadConfig', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SDK_DISABLED: 'false',
-      EVENT_RETENTION_DAYS: '7'
+      EVENT_RETENTION_DAYS: '7',
+      WEBHOOK_TIMEOUT_MS: '2500',
+      WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1d',
+      WEBHOOK_CONCURRENCY: '2',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'TRUE'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -86,7 +92,8 @@ describe('loadConfig', () => {
       trustProxy: '10.0.0.0/8, 192.168.1.1',
       workers: 4,
       tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces' },
-      eventRetentionDays: 7
+      eventRetentionDays: 7,
+      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true }
     })
   })
 
@@ -104,6 +111,23 @@ describe('loadConfig', () => {
       assert.match(error.message, /must be an integer from 1 to 3650/)
     }
     assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '3650' }).eventRetentionDays, 3650)
+  })
+
+  test('When a WEBHOOK_ variable is wrong, then the error names it and what it must be', () => {
+    const cases: Array<[Record<string, string>, string, RegExp]> = [
+      [{ WEBHOOK_RETRY_SCHEDULE: '5s,soon' }, 'WEBHOOK_RETRY_SCHEDULE', /got "soon"/],
+      [{ WEBHOOK_RETRY_SCHEDULE: '8d' }, 'WEBHOOK_RETRY_SCHEDULE', /1ms to 7d/],
+      [{ WEBHOOK_RETRY_SCHEDULE: '0s' }, 'WEBHOOK_RETRY_SCHEDULE', /got "0s"/],
+      [{ WEBHOOK_TIMEOUT_MS: '50' }, 'WEBHOOK_TIMEOUT_MS', /from 100 to 60000/],
+      [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY', /from 1 to 256/],
+      [{ WEBHOOK_ALLOW_HTTP: 'yes' }, 'WEBHOOK_ALLOW_HTTP', /must be true or false/],
+      [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', /must be true or false/]
+    ]
+    for (const [env, variable, message] of cases) {
+      const error = configError(env)
+      assert.equal(error.variable, variable)
+      assert.match(error.message, message)
+    }
   })
 
   test('When REDIS_URL holds a password and is wrong, then the error does not repeat it', () => {
