@@ -8,11 +8,13 @@ import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
+import type { WebhookStore } from '../webhook-store.js'
 import { describeSqlite, openSqliteDatabase, type SqliteLocation } from './connection.js'
 import { toStoreError } from './errors.js'
 import { prepareStatements, type SqliteStatements } from './sql.js'
 import { SqliteEventStore } from './sqlite-event-store.js'
 import { migrateSqlite } from './sqlite-migrations.js'
+import { SqliteWebhookStore } from './sqlite-webhook-store.js'
 
 /**
  * The embedded store: one SQLite file in WAL mode with `synchronous=FULL`,
@@ -30,11 +32,14 @@ export class SqlitePetStore implements PetStore {
 
   /** The change feed, on this store's connection: its events are written by this store's own transactions. */
   readonly events: EventStore
+  /** The webhook endpoints and their queue, on this store's connection. */
+  readonly webhooks: WebhookStore
 
   constructor (location: SqliteLocation) {
     this.description = describeSqlite(location)
     this.#db = openSqliteDatabase(location)
     this.events = new SqliteEventStore(this.#db)
+    this.webhooks = new SqliteWebhookStore(this.#db)
   }
 
   // prepared on first use, because preparing needs the tables that migrate() creates
