@@ -2,16 +2,18 @@ import type { DatabaseLocation } from '../config.js'
 import type { EventStore } from './event-store.js'
 import type { MigrationResult, PetStore } from './pet-store.js'
 import { describePostgres } from './postgres/connection.js'
+import type { WebhookStore } from './webhook-store.js'
 
 export interface OpenStoreOptions {
   /** Told about store failures that happen outside any call (e.g. a dropped idle connection). */
   onBackgroundError?: (error: Error) => void
 }
 
-/** A store as opened: the pets, the change feed on the same connection, and what migrating did. */
+/** A store as opened: the pets, the change feed and the webhooks on the same connection, and what migrating did. */
 export interface OpenedStore {
   store: PetStore
   events: EventStore
+  webhooks: WebhookStore
   migration: MigrationResult
 }
 
@@ -22,7 +24,7 @@ export interface OpenedStore {
 export async function openStore (location: DatabaseLocation, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   const store = await createStore(location, options)
   try {
-    return { store, events: store.events, migration: await store.migrate() }
+    return { store, events: store.events, webhooks: store.webhooks, migration: await store.migrate() }
   } catch (error) {
     await store.close()
     throw error
@@ -38,7 +40,7 @@ export function describeDatabase (location: DatabaseLocation): string {
   }
 }
 
-async function createStore (location: DatabaseLocation, options: OpenStoreOptions): Promise<PetStore & { readonly events: EventStore }> {
+async function createStore (location: DatabaseLocation, options: OpenStoreOptions): Promise<PetStore & { readonly events: EventStore, readonly webhooks: WebhookStore }> {
   switch (location.kind) {
     case 'sqlite':
     case 'sqlite-memory': {

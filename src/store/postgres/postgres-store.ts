@@ -9,9 +9,11 @@ import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
+import type { WebhookStore } from '../webhook-store.js'
 import { insertBatch, type BatchInsert } from './batch-insert.js'
 import { ChangeListener } from './change-listener.js'
-import { PostgresEventStore } from './postgres-event-store.js'
+import { PostgresEventStore, type RunQuery } from './postgres-event-store.js'
+import { PostgresWebhookStore } from './postgres-webhook-store.js'
 import { describePostgres } from './connection.js'
 import { toStoreError } from './errors.js'
 import { PG_TYPES } from './int8.js'
@@ -45,6 +47,8 @@ export class PostgresPetStore implements PetStore {
   #closed = false
   /** The change feed, on this store's pool: its events are written by this store's own transactions. */
   readonly events: EventStore
+  /** The webhook endpoints and their queue, on this store's pool. */
+  readonly webhooks: WebhookStore
 
   constructor (options: PostgresStoreOptions) {
     this.#options = options
@@ -62,7 +66,9 @@ export class PostgresPetStore implements PetStore {
     })
     // an idle connection that the server or network drops emits here; unhandled, it would crash the process
     this.#pool.on('error', (error) => { options.onBackgroundError?.(error) })
-    this.events = new PostgresEventStore(async <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => await this.#query<R>(statement, values))
+    const query: RunQuery = async <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => await this.#query<R>(statement, values)
+    this.events = new PostgresEventStore(query)
+    this.webhooks = new PostgresWebhookStore(query)
     this.#changes = new ChangeListener({
       url: options.url,
       channel: PETS_CHANGED_CHANNEL,
