@@ -37,6 +37,9 @@ import type { EventStore } from './store/event-store.js'
 import { openStore } from './store/open-store.js'
 import type { PetStore } from './store/pet-store.js'
 import type { Tracing } from './tracing/tracing.js'
+import type { WebhookStore } from './store/webhook-store.js'
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js'
+import { WebhookSender } from './webhooks/webhook-sender.js'
 
 /** A route as registered: what route listings (tests, audits) walk. */
 export interface RegisteredRoute {
@@ -60,6 +63,8 @@ declare module 'fastify' {
     /** The change feed (read side; the store writes events with each change). */
     events: EventStore
     eventRetention: EventRetention
+    /** Webhook endpoints and their delivery queue (registered by the CLI; delivered by the dispatcher). */
+    webhooks: WebhookStore
   }
 }
 
@@ -140,6 +145,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   })
   const store = instrumentStore(tracing === undefined ? opened.store : tracing.traceStore(opened.store), app.metrics.storeDuration)
   const eventStore = instrumentStore(tracing === undefined ? opened.events : tracing.traceStore(opened.events), app.metrics.storeDuration)
+  const webhookStore = instrumentStore(opened.webhooks, app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
   app.decorate('config', config)
   app.decorate('clock', clock)
@@ -157,6 +163,13 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   app.decorate('eventRetention', eventRetention)
   eventRetention.start()
   app.addHook('onClose', async () => { await eventRetention.stop() })
+
+  // every instance delivers; the queue and the leases live in the store (closed after it stops, onClose runs in reverse)
+  app.decorate('webhooks', webhookStore)
+  const dispatcher = new WebhookDispatcher({ store: webhookStore, sender: new WebhookSender(config.webhooks), settings: config.webhooks, clock, log: app.log, metrics: app.metrics })
+  dispatcher.start()
+  app.addHook('onClose', async () => { await dispatcher.stop() })
+  app.metrics.measureOldestUndelivered(async () => await webhookStore.oldestUndeliveredEventAt(), () => clock.now())
 
   await registerCors(app, config.corsOrigins)
   await registerRateLimits(app, config)

@@ -14,6 +14,7 @@ import { AUTH_FAILURE_WINDOW_MS } from '../rate-limit/register-rate-limits.js'
 import { GET_PET_SUNSET_PROSE } from '../routes/get-pet-deprecation.js'
 import { DOCS_PREFIX } from './api-reference.js'
 import { completeDocument, type OpenApiDocument } from './openapi-completion.js'
+import { webhooksDocument } from './webhooks-document.js'
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../schemas/pet.js'
 
 declare module 'fastify' {
@@ -205,6 +206,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
       completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, cors: config.corsOrigins.length > 0, routeSchemas })
+      ;(document as { webhooks?: unknown }).webhooks = webhooksDocument(config.webhooks)
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …

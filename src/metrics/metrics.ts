@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 // seconds; most answers take well under a millisecond, a store outage up to a few seconds
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -66,6 +66,43 @@ export class Metrics {
     labelNames: ['from', 'to'] as const,
     registers: [this.registry]
   })
+
+  readonly webhookDeliveries = new Counter({
+    name: 'petstore_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome (delivered; retrying: failed, another attempt is scheduled; failed: given up after the schedule) and endpoint id.',
+    labelNames: ['outcome', 'endpoint_id'] as const,
+    registers: [this.registry]
+  })
+
+  readonly webhookDeliveryDuration = new Histogram({
+    name: 'petstore_webhook_delivery_duration_seconds',
+    help: 'Time of each webhook delivery attempt, from connecting to the end of the answer (or the failure), by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry]
+  })
+
+  /**
+   * Seconds since the oldest event still waiting for a webhook delivery occurred (0 when none waits):
+   * what an alert on stuck deliveries watches. Read from the store when scraped, by `measure`.
+   */
+  readonly webhookOldestUndeliveredAge = new Gauge({
+    name: 'petstore_webhook_oldest_undelivered_event_age_seconds',
+    help: 'Age of the oldest event not yet delivered to every endpoint that wants it (0 when none waits), read from the store at each scrape.',
+    registers: [this.registry],
+    collect: async () => { await this.#measureOldestUndelivered?.() }
+  })
+
+  #measureOldestUndelivered: (() => Promise<void>) | undefined
+
+  /** Reads the oldest undelivered event's time from `oldest` at each scrape (the instances share the queue, so each reports the same). */
+  measureOldestUndelivered (oldest: () => Promise<Date | undefined>, now: () => number): void {
+    this.#measureOldestUndelivered = async () => {
+      // a store that cannot answer leaves the last reading: 0 would say "nothing waits"
+      const at = await oldest().then((date) => ({ date }), () => undefined)
+      if (at !== undefined) this.webhookOldestUndeliveredAge.set(at.date === undefined ? 0 : Math.max(0, (now() - at.date.getTime()) / 1000))
+    }
+  }
 
   /** Adds Node's process metrics (CPU, memory, event loop, GC); only for a process that serves metrics. */
   collectProcessMetrics (): void {

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
+import { Agent, request } from 'undici'
+import type { WebhookSettings } from '../config.js'
+import type { Event } from '../schemas/event.js'
+import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
+import { signWebhook } from './signature.js'
+
+/** Most of a receiver's answer read: its body is not used, only drained so the connection can be reused. */
+export const RESPONSE_BODY_LIMIT_BYTES = 64 * 1024
+
+// resolves the same from src/webhooks and dist/webhooks: both sit two levels below the package root
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+/** The `User-Agent` of every webhook request. */
+export const WEBHOOK_USER_AGENT = `petstore-webhooks/${VERSION}`
+
+/** What one attempt came to: delivered (a 2xx), or why not (the status, or the error's code). */
+export type AttemptResult = { delivered: true, status: number } | { delivered: false, status?: number, error: string }
+
+/** One endpoint's request, ready to send. */
+export interface WebhookRequest {
+  url: string
+  event: Event
+  secrets: readonly string[]
+}
+
+/**
+ * Sends webhook requests over undici with the safety a sender owes its operator: no redirects, a time
+ * limit for the whole attempt, at most 64 KiB of an answer read, and, unless private networks are
+ * allowed, connections only to public addresses, checked on the address actually connected to.
+ */
+export class WebhookSender {
+  readonly #agent: Agent
+  readonly #settings: WebhookSettings
+
+  constructor (settings: WebhookSettings) {
+    this.#settings = settings
+    this.#agent = new Agent({
+      connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup }) },
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+      // a slow endpoint holds its connections, never more than a few
+      connections: 4
+    })
+  }
+
+  /** POSTs the event, signed, and says how it went; never throws. `signal` aborts it (shutdown). */
+  async send ({ url, event, secrets }: WebhookRequest, now: Date, signal: AbortSignal): Promise<AttemptResult> {
+    const target = new URL(url)
+    const host = hostOf(target)
+    // an address literal is connected to without a look-up, so the guard on the look-up never sees it
+    if (!this.#settings.allowPrivateNetworks && isIP(host) !== 0 && isPrivateAddress(host)) {
+      return { delivered: false, error: `refused: ${host} is a private address` }
+    }
+    if (target.protocol !== 'https:' && !(target.protocol === 'http:' && this.#settings.allowHttp)) {
+      return { delivered: false, error: `refused: ${target.protocol} URLs are not allowed` }
+    }
+    const id = String(event.id)
+    const timestamp = Math.floor(now.getTime() / 1000)
+    const body = JSON.stringify(event)
+    try {
+      const answer = await request(target, {
+        method: 'POST',
+        dispatcher: this.#agent,
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': WEBHOOK_USER_AGENT,
+          'webhook-id': id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(secrets, id, timestamp, body)
+        },
+        signal: AbortSignal.any([signal, AbortSignal.timeout(this.#settings.timeoutMs)])
+      })
+      await drain(answer.body)
+      const { statusCode } = answer
+      return statusCode >= 200 && statusCode < 300 ? { delivered: true, status: statusCode } : { delivered: false, status: statusCode, error: `answered ${statusCode}` }
+    } catch (error) {
+      return { delivered: false, error: describeError(error) }
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.#agent.destroy()
+  }
+}
+
+/** Reads at most {@link RESPONSE_BODY_LIMIT_BYTES} of an answer, then drops the rest with the connection. */
+async function drain (body: AsyncIterable<Buffer> & { destroy: () => unknown }): Promise<void> {
+  let read = 0
+  for await (const chunk of body) {
+    read += chunk.length
+    if (read >= RESPONSE_BODY_LIMIT_BYTES) {
+      body.destroy()
+      return
+    }
+  }
+}
+
+/** A failure in words for logs and `webhooks list`: the error's code (ECONNREFUSED, UND_ERR_…), never a URL's secrets. */
+function describeError (error: unknown): string {
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current.name === 'TimeoutError' || current.name === 'HeadersTimeoutError' || current.name === 'BodyTimeoutError') return 'timed out'
+    if (current.name === 'WebhookAddressError') return `refused: ${current.message}`
+    const code = (current as NodeJS.ErrnoException).code
+    if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') return code
+    current = current.cause
+  }
+  return error instanceof Error ? error.name : 'failed'
+}
