@@ -134,6 +134,8 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   })
   const store = instrumentStore(tracing === undefined ? rawStore : tracing.traceStore(rawStore), app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
+  // the raw store: a scrape's check is not a request's store call
+  app.metrics.watchReadiness(async () => { await rawStore.ping() })
   app.decorate('config', config)
   app.decorate('clock', clock)
   app.decorate('store', store)

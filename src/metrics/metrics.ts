@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 // seconds; most answers take well under a millisecond, a store outage up to a few seconds
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -66,6 +66,30 @@ export class Metrics {
     labelNames: ['from', 'to'] as const,
     registers: [this.registry]
   })
+
+  #readinessCheck: (() => Promise<void>) | undefined
+
+  readonly ready = new Gauge({
+    name: 'petstore_ready',
+    help: '1 when the store answers (what GET /readyz checks, asked again at each scrape), 0 when it does not.',
+    registers: [this.registry],
+    // with WORKERS, the primary reports the least ready worker
+    aggregator: 'min',
+    collect: async () => {
+      if (this.#readinessCheck === undefined) return
+      try {
+        await this.#readinessCheck()
+        this.ready.set(1)
+      } catch {
+        this.ready.set(0)
+      }
+    }
+  })
+
+  /** Gives `petstore_ready` the check `GET /readyz` makes; until then it reads 0. */
+  watchReadiness (check: () => Promise<void>): void {
+    this.#readinessCheck = check
+  }
 
   /** Adds Node's process metrics (CPU, memory, event loop, GC); only for a process that serves metrics. */
   collectProcessMetrics (): void {
