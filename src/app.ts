@@ -147,6 +147,8 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   const eventStore = instrumentStore(tracing === undefined ? opened.events : tracing.traceStore(opened.events), app.metrics.storeDuration)
   const webhookStore = instrumentStore(opened.webhooks, app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
+  // the raw store: a scrape's check is not a request's store call
+  app.metrics.watchReadiness(async () => { await opened.store.ping() })
   app.decorate('config', config)
   app.decorate('clock', clock)
   app.decorate('store', store)

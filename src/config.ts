@@ -1,4 +1,4 @@
-import { dirname, isAbsolute, resolve } from 'node:path'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BEARER_TOKEN } from './auth/api-keys.js'
 import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite/busy-timeout.js'
@@ -27,6 +27,8 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly database: DatabaseLocation
+  /** The one directory the service writes to (`DATA_DIR`): the default SQLite file lives in it. */
+  readonly dataDir: string
   /** Bearer keys from `PETSTORE_API_KEYS`, accepted besides the keys in the store, with the write role. */
   readonly apiKeys: readonly string[]
   /** Bearer keys from `PETSTORE_READ_API_KEYS`: accepted for the operations that only read. */
@@ -106,7 +108,7 @@ export class ConfigError extends Error {
 
 /** Every environment variable the service reads; tests and tools clear them for the processes they start. */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
+  'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
   'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ALLOW_HTTP', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
@@ -120,8 +122,12 @@ export type ConfigVariable = typeof CONFIG_VARIABLES[number]
 type Env = Readonly<Partial<Record<ConfigVariable, string | undefined>>>
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-/** The store when `DATABASE_URL` is unset. */
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/petstore.db'
+/** `DATA_DIR` when unset, relative to the installation. */
+export const DEFAULT_DATA_DIR = './data'
+/** The SQLite file in `DATA_DIR` that is the store when `DATABASE_URL` is unset. */
+export const DEFAULT_DATABASE_FILE = 'petstore.db'
+/** The store when neither `DATABASE_URL` nor `DATA_DIR` is set, as messages show it. */
+export const DEFAULT_DATABASE_URL = `sqlite:${DEFAULT_DATA_DIR}/${DEFAULT_DATABASE_FILE}`
 /**
  * The installation's root (where package.json is), found from this module (`src/` or `dist/`, one level
  * below it) rather than from the current directory: a relative SQLite path names the same file for the
@@ -151,19 +157,21 @@ const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_0
 const MAX_RETRY_DELAY_MS = 7 * 86_400_000
 
 /**
- * Reads and validates every environment variable the service uses; a relative `sqlite:` path is
- * resolved against `root` (the installation's, {@link INSTALL_ROOT}).
+ * Reads and validates every environment variable the service uses; a relative `sqlite:` path or
+ * `DATA_DIR` is resolved against `root` (the installation's, {@link INSTALL_ROOT}).
  * Throws a {@link ConfigError} naming the first variable that is wrong.
  */
 export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT): Config {
   const port = parsePort(env.PORT)
   const host = parseHost(env.HOST)
-  const database = parseDatabaseUrl(env, root)
+  const dataDir = parseDataDir(env.DATA_DIR, root)
+  const database = parseDatabaseUrl(env, root, dataDir)
   const apiKeys = parseApiKeys('PETSTORE_API_KEYS', env.PETSTORE_API_KEYS)
   return Object.freeze({
     port,
     host,
     database,
+    dataDir,
     apiKeys: Object.freeze(apiKeys),
     readApiKeys: Object.freeze(parseReadApiKeys(env.PETSTORE_READ_API_KEYS, apiKeys)),
     publicBaseUrl: parseBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ??
@@ -249,11 +257,19 @@ function parseRetrySchedule (value: string | undefined): number[] {
   return delays
 }
 
-function parseDatabaseUrl (env: Env, root: string): DatabaseLocation {
+function parseDataDir (value: string | undefined, root: string): string {
+  if (isUnset(value)) return resolve(root, DEFAULT_DATA_DIR)
+  const dir = value.trim()
+  if (dir.includes('\0')) throw new ConfigError('DATA_DIR', 'must be a directory path')
+  return isAbsolute(dir) ? resolve(dir) : resolve(root, dir)
+}
+
+function parseDatabaseUrl (env: Env, root: string, dataDir: string): DatabaseLocation {
   // validated whatever the store, so a typo is caught before the day the store changes
   const poolSize = parseInteger('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE, 1, 1000) ?? DEFAULT_POOL_SIZE
   const timeoutMs = parseInteger('DATABASE_TIMEOUT_MS', env.DATABASE_TIMEOUT_MS, 100, 60_000) ?? DEFAULT_DATABASE_TIMEOUT_MS
-  const url = isUnset(env.DATABASE_URL) ? DEFAULT_DATABASE_URL : env.DATABASE_URL.trim()
+  if (isUnset(env.DATABASE_URL)) return { kind: 'sqlite', path: join(dataDir, DEFAULT_DATABASE_FILE) }
+  const url = env.DATABASE_URL.trim()
   if (url === 'sqlite::memory:') return { kind: 'sqlite-memory' }
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')

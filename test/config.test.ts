@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       port: 8080,
       host: '127.0.0.1',
       database: { kind: 'sqlite', path: '/srv/petstore/data/petstore.db' },
+      dataDir: '/srv/petstore/data',
       apiKeys: [],
       readApiKeys: [],
       publicBaseUrl: 'http://127.0.0.1:8080/v1',
@@ -47,6 +48,7 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '9000',
       HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/petstore',
       DATABASE_URL: 'sqlite:/var/lib/petstore/pets.db',
       PETSTORE_API_KEYS: 'key-one, key-two,key-one',
       PETSTORE_READ_API_KEYS: 'read-one,read-two',
@@ -77,6 +79,7 @@ describe('loadConfig', () => {
       port: 9000,
       host: '0.0.0.0',
       database: { kind: 'sqlite', path: '/var/lib/petstore/pets.db' },
+      dataDir: '/var/lib/petstore',
       apiKeys: ['key-one', 'key-two'],
       readApiKeys: ['read-one', 'read-two'],
       publicBaseUrl: 'https://api.example.com/v1',
@@ -174,6 +177,17 @@ describe('loadConfig', () => {
 
     assert.deepEqual(config.database, { kind: 'sqlite', path: join(INSTALL_ROOT, 'data', 'petstore.db') })
     assert.ok(existsSync(join(INSTALL_ROOT, 'package.json')), `${INSTALL_ROOT} is not the installation's root`)
+  })
+
+  test('When DATA_DIR is set and DATABASE_URL is not, then the store is petstore.db in it; a relative DATA_DIR is under the installation', () => {
+    assert.deepEqual(loadConfig({ DATA_DIR: '/var/lib/petstore' }).database, { kind: 'sqlite', path: '/var/lib/petstore/petstore.db' })
+    assert.equal(loadConfig({ DATA_DIR: '/var/lib/petstore/' }).dataDir, '/var/lib/petstore')
+    assert.equal(loadConfig({ DATA_DIR: 'state' }, '/srv').dataDir, '/srv/state')
+    assert.equal(loadConfig({}).dataDir, join(INSTALL_ROOT, 'data'))
+  })
+
+  test('When DATA_DIR and DATABASE_URL are both set, then DATABASE_URL names the store', () => {
+    assert.deepEqual(loadConfig({ DATA_DIR: '/var/lib/petstore', DATABASE_URL: 'sqlite:/srv/pets.db' }).database, { kind: 'sqlite', path: '/srv/pets.db' })
   })
 
   test('When WORKERS is 1 to 64 on a store every process can open, then that many workers are asked for', () => {

@@ -3,9 +3,10 @@ import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
 import { API_KEY_ROLES, DEFAULT_API_KEY_ROLE, isApiKeyRole } from '../auth/roles.js'
-import { ConfigError, DEFAULT_DATABASE_URL, DEFAULT_KEY_CACHE_SECONDS, INSTALL_ROOT, loadConfig } from '../config.js'
+import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, DEFAULT_KEY_CACHE_SECONDS, INSTALL_ROOT, loadConfig } from '../config.js'
 import { describeDatabase, openStore } from '../store/open-store.js'
 import type { ApiKeyRecord, PetStore } from '../store/pet-store.js'
+import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from './cli/backup-commands.js'
 
 const REVOCATION_DELAY = `API_KEY_CACHE_SECONDS (default ${DEFAULT_KEY_CACHE_SECONDS.postgres} s on PostgreSQL, ${DEFAULT_KEY_CACHE_SECONDS.sqlite} on SQLite)`
 const ROLES = API_KEY_ROLES.join('|')
@@ -26,12 +27,14 @@ every operation, read only the operations that read`
     help: `revoke a key; running instances reject it within their
 ${REVOCATION_DELAY}`
   },
-  migrate: { usage: 'migrate', help: 'bring the database schema up to date and print its version' }
+  migrate: { usage: 'migrate', help: 'bring the database schema up to date and print its version' },
+  ...BACKUP_COMMANDS
 } as const
 type CommandName = keyof typeof COMMANDS
 
-const DATABASE_NOTE = `The database is the one DATABASE_URL names (default ${DEFAULT_DATABASE_URL}); a relative sqlite: path
-is relative to the petstore installation (${INSTALL_ROOT}), wherever the command runs.
+const DATABASE_NOTE = `The database is the one DATABASE_URL names (default ${DEFAULT_DATABASE_FILE} in DATA_DIR, itself by default
+${DEFAULT_DATA_DIR}); a relative sqlite: path or DATA_DIR is relative to the petstore installation
+(${INSTALL_ROOT}), wherever the command runs.
 Every command's output names the database it used.`
 
 const USAGE = `Usage: petstore <command> [--help]
@@ -71,7 +74,7 @@ function readCommandLine (argv: readonly string[]): Request {
   const [first, second, ...rest] = argv
   if (first === undefined) throw new UsageError('a command is required')
   if (first === 'help' || first === '--help' || first === '-h') return { help: USAGE }
-  if (first === 'migrate') return { command: 'migrate', args: argv.slice(1) }
+  if (first === 'migrate' || first in BACKUP_COMMANDS) return { command: first as CommandName, args: argv.slice(1) }
   if (first !== 'keys') throw new UsageError(`unknown command "${first}"`)
   if (second === undefined) throw new UsageError('keys needs an action: create, list or revoke')
   if (second === '--help' || second === '-h') return { help: USAGE }
@@ -91,17 +94,22 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
     const { command, args } = request
     const parsed = command === 'keys create'
       ? parseCommand(command, args, { name: { type: 'string' }, role: { type: 'string' } })
-      : parseCommand(command, args, { json: { type: 'boolean' } })
+      : command in BACKUP_COMMANDS ? parseCommand(command, args, {}) : parseCommand(command, args, { json: { type: 'boolean' } })
     if (parsed.values.help === true) {
       out(usageOf(command))
       return 0
     }
-    const run = prepare(command, parsed.values, parsed.positionals)
+    if (command in BACKUP_COMMANDS) {
+      const [file, ...extra] = parsed.positionals
+      if (file === undefined || extra.length > 0) throw new UsageError(`${command} needs one file`, usageOf(command))
+      return await runBackupCommand(command as BackupCommand, file, loadConfig(env).database, out, err)
+    }
+    const run = prepare(command as Exclude<CommandName, BackupCommand>, parsed.values, parsed.positionals)
     const config = loadConfig(env)
     const database = describeDatabase(config.database)
     if (run.readsExistingData && config.database.kind === 'sqlite' && !existsSync(config.database.path)) {
       err(`petstore: ${database} does not exist, so it holds no keys; nothing was created.\n` +
-        `The server and the CLI use the database DATABASE_URL names (default ${DEFAULT_DATABASE_URL}, relative to ${INSTALL_ROOT}).`)
+        `The server and the CLI use the database DATABASE_URL names (default ${DEFAULT_DATABASE_FILE} in DATA_DIR, by default ${DEFAULT_DATA_DIR} relative to ${INSTALL_ROOT}).`)
       return 1
     }
     try {
@@ -144,7 +152,7 @@ interface PreparedCommand {
 }
 
 /** Checks a command's arguments before any database is opened, and returns what it does. */
-function prepare (command: CommandName, values: Record<string, string | boolean | undefined>, positionals: string[]): PreparedCommand {
+function prepare (command: Exclude<CommandName, BackupCommand>, values: Record<string, string | boolean | undefined>, positionals: string[]): PreparedCommand {
   const usage = usageOf(command)
   switch (command) {
     case 'migrate':

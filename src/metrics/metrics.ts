@@ -104,6 +104,30 @@ export class Metrics {
     }
   }
 
+  #readinessCheck: (() => Promise<void>) | undefined
+
+  readonly ready = new Gauge({
+    name: 'petstore_ready',
+    help: '1 when the store answers (what GET /readyz checks, asked again at each scrape), 0 when it does not.',
+    registers: [this.registry],
+    // with WORKERS, the primary reports the least ready worker
+    aggregator: 'min',
+    collect: async () => {
+      if (this.#readinessCheck === undefined) return
+      try {
+        await this.#readinessCheck()
+        this.ready.set(1)
+      } catch {
+        this.ready.set(0)
+      }
+    }
+  })
+
+  /** Gives `petstore_ready` the check `GET /readyz` makes; until then it reads 0. */
+  watchReadiness (check: () => Promise<void>): void {
+    this.#readinessCheck = check
+  }
+
   /** Adds Node's process metrics (CPU, memory, event loop, GC); only for a process that serves metrics. */
   collectProcessMetrics (): void {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })

@@ -190,7 +190,6 @@ for (const store of testStores()) {
       assert.ok(event.id > fresh.id)
       assert.deepEqual(event.data, { pet: next })
     })
-  
 
     test('When retention deleted only events of one type, then a consumer filtering on another type is not told it missed any', async (t) => {
       mockDate(t)

@@ -38,6 +38,10 @@ export interface ServerProcessOptions {
   stdout?: 'keep' | 'discard' | ((line: string) => void)
   /** Its name in error messages; `server` by default. */
   label?: string
+  /** The node binary; this process's by default (a release test runs one another user may execute). */
+  node?: string
+  /** The user and group it runs as (needs root); this process's by default. */
+  runAs?: { uid: number, gid: number }
 }
 
 /** One server process: the service (source or build), or a script standing in for one. */
@@ -59,12 +63,13 @@ export class ServerProcess {
     this.baseUrl = `http://127.0.0.1:${options.port}`
     this.label = options.label ?? 'server'
     const root = options.installation ?? PROJECT_ROOT
+    const execPath = options.node ?? process.execPath
     const node = options.script !== undefined
-      ? [process.execPath, '--import', TSX_LOADER, resolve(root, options.script)]
-      : options.entry === 'build' ? [process.execPath, join(root, 'dist/bin/server.js')] : [process.execPath, '--import', TSX_LOADER, join(root, 'src/bin/server.ts')]
+      ? [execPath, '--import', TSX_LOADER, resolve(root, options.script)]
+      : options.entry === 'build' ? [execPath, join(root, 'dist/bin/server.js')] : [execPath, '--import', TSX_LOADER, join(root, 'src/bin/server.ts')]
     const [command, ...args] = pinnedCommand(options.cpuList, node)
     const stdout = options.stdout ?? 'keep'
-    this.child = spawn(command as string, args, { cwd: options.cwd ?? root, env: options.env, stdio: ['ignore', stdout === 'discard' ? 'ignore' : 'pipe', 'pipe'] })
+    this.child = spawn(command as string, args, { cwd: options.cwd ?? root, env: options.env, ...options.runAs, stdio: ['ignore', stdout === 'discard' ? 'ignore' : 'pipe', 'pipe'] })
     const onLine = typeof stdout === 'function' ? stdout : undefined
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       if (onLine === undefined) this.#stdout += chunk
