@@ -7,6 +7,7 @@ import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, DEFAULT_KEY_CACHE
 import { describeDatabase, openStore } from '../store/open-store.js'
 import type { ApiKeyRecord, PetStore } from '../store/pet-store.js'
 import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from './cli/backup-commands.js'
+import { runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from './cli/webhook-commands.js'
 
 const REVOCATION_DELAY = `API_KEY_CACHE_SECONDS (default ${DEFAULT_KEY_CACHE_SECONDS.postgres} s on PostgreSQL, ${DEFAULT_KEY_CACHE_SECONDS.sqlite} on SQLite)`
 const ROLES = API_KEY_ROLES.join('|')
@@ -28,7 +29,8 @@ every operation, read only the operations that read`
 ${REVOCATION_DELAY}`
   },
   migrate: { usage: 'migrate', help: 'bring the database schema up to date and print its version' },
-  ...BACKUP_COMMANDS
+  ...BACKUP_COMMANDS,
+  ...WEBHOOK_COMMANDS
 } as const
 type CommandName = keyof typeof COMMANDS
 
@@ -75,11 +77,12 @@ function readCommandLine (argv: readonly string[]): Request {
   if (first === undefined) throw new UsageError('a command is required')
   if (first === 'help' || first === '--help' || first === '-h') return { help: USAGE }
   if (first === 'migrate' || first in BACKUP_COMMANDS) return { command: first as CommandName, args: argv.slice(1) }
-  if (first !== 'keys') throw new UsageError(`unknown command "${first}"`)
-  if (second === undefined) throw new UsageError('keys needs an action: create, list or revoke')
+  if (first !== 'keys' && first !== 'webhooks') throw new UsageError(`unknown command "${first}"`)
+  const actions = first === 'keys' ? 'create, list or revoke' : 'add, list, remove, rotate-secret or enable'
+  if (second === undefined) throw new UsageError(`${first} needs an action: ${actions}`)
   if (second === '--help' || second === '-h') return { help: USAGE }
-  const command = `keys ${second}`
-  if (!(command in COMMANDS)) throw new UsageError(`unknown keys action "${second}"`)
+  const command = `${first} ${second}`
+  if (!(command in COMMANDS)) throw new UsageError(`unknown ${first} action "${second}"; the actions are ${actions}`)
   return { command: command as CommandName, args: rest }
 }
 
@@ -94,17 +97,26 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
     const { command, args } = request
     const parsed = command === 'keys create'
       ? parseCommand(command, args, { name: { type: 'string' }, role: { type: 'string' } })
-      : command in BACKUP_COMMANDS ? parseCommand(command, args, {}) : parseCommand(command, args, { json: { type: 'boolean' } })
+      : command in WEBHOOK_COMMANDS
+        ? parseCommand(command, args, WEBHOOK_COMMAND_OPTIONS[command as WebhookCommand] as Record<string, { type: 'string' | 'boolean' }>)
+        : command in BACKUP_COMMANDS ? parseCommand(command, args, {}) : parseCommand(command, args, { json: { type: 'boolean' } })
     if (parsed.values.help === true) {
       out(usageOf(command))
       return 0
+    }
+    if (command in WEBHOOK_COMMANDS) {
+      try {
+        return await runWebhookCommand(command as WebhookCommand, parsed.values, parsed.positionals, loadConfig(env), out, err)
+      } catch (error) {
+        throw error instanceof WebhookUsageError ? new UsageError(error.message, usageOf(command)) : error
+      }
     }
     if (command in BACKUP_COMMANDS) {
       const [file, ...extra] = parsed.positionals
       if (file === undefined || extra.length > 0) throw new UsageError(`${command} needs one file`, usageOf(command))
       return await runBackupCommand(command as BackupCommand, file, loadConfig(env).database, out, err)
     }
-    const run = prepare(command as Exclude<CommandName, BackupCommand>, parsed.values, parsed.positionals)
+    const run = prepare(command as Exclude<CommandName, BackupCommand | WebhookCommand>, parsed.values, parsed.positionals)
     const config = loadConfig(env)
     const database = describeDatabase(config.database)
     if (run.readsExistingData && config.database.kind === 'sqlite' && !existsSync(config.database.path)) {
@@ -152,7 +164,7 @@ interface PreparedCommand {
 }
 
 /** Checks a command's arguments before any database is opened, and returns what it does. */
-function prepare (command: Exclude<CommandName, BackupCommand>, values: Record<string, string | boolean | undefined>, positionals: string[]): PreparedCommand {
+function prepare (command: Exclude<CommandName, BackupCommand | WebhookCommand>, values: Record<string, string | boolean | undefined>, positionals: string[]): PreparedCommand {
   const usage = usageOf(command)
   switch (command) {
     case 'migrate':

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict'
+import { describe, test, type TestContext } from 'node:test'
+import { loadConfig } from '../../src/config.js'
+import { describeDatabase } from '../../src/store/open-store.js'
+import { freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
+import { childEnv, runCli, type CliResult } from '../helpers/processes.js'
+
+const SECRET = /whsec_[A-Za-z0-9+/]{43}=/g
+
+interface Cli {
+  database: string
+  run (...args: string[]): Promise<CliResult>
+}
+
+async function cliOnFreshDatabase (t: TestContext, store: StoreKind, env: Record<string, string> = {}): Promise<Cli> {
+  const databaseUrl = await freshDatabaseUrl(t, store)
+  const database = describeDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database)
+  const processEnv = childEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env })
+  return { database, run: async (...args) => await runCli(args, processEnv) }
+}
+
+async function listJson (cli: Cli): Promise<Array<Record<string, unknown>>> {
+  const listed = await cli.run('webhooks', 'list', '--json')
+  assert.equal(listed.code, 0, listed.stderr)
+  const document = JSON.parse(listed.stdout) as { database: string, endpoints: Array<Record<string, unknown>> }
+  assert.equal(document.database, cli.database)
+  return document.endpoints
+}
+
+for (const store of testStores()) {
+  describe(`npx petstore webhooks (${store})`, () => {
+    test('When an endpoint is added, listed, rotated and removed, then each command names the database, and a secret is printed once each time and never listed', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' })
+      // a public address literal: nothing is resolved, nothing is sent
+      const added = await cli.run('webhooks', 'add', 'https://93.184.215.14/hooks', '--events', 'pet.updated', '--name', 'mailer')
+      assert.equal(added.code, 0, added.stderr)
+      assert.ok(added.stdout.includes(cli.database))
+      const [secret, ...more] = added.stdout.match(SECRET) ?? []
+      assert.ok(secret !== undefined && more.length === 0, added.stdout)
+      assert.equal(Buffer.from(secret.slice('whsec_'.length), 'base64').length, 32)
+      const id = Number(/endpoint (\d+)/.exec(added.stdout)?.[1])
+
+      const [endpoint] = await listJson(cli)
+      assert.deepEqual({ ...endpoint, createdAt: undefined }, {
+        id, name: 'mailer', url: 'https://93.184.215.14/hooks', eventTypes: ['pet.updated'], createdAt: undefined, disabledAt: null,
+        waiting: 0, failed: 0, lastSuccessAt: null, lastFailureAt: null, lastFailure: null
+      })
+      const table = await cli.run('webhooks', 'list')
+      assert.equal(table.code, 0)
+      assert.ok(table.stdout.includes(cli.database) && table.stdout.includes('https://93.184.215.14/hooks'))
+      assert.doesNotMatch(table.stdout + JSON.stringify(endpoint), /whsec_/)
+
+      const rotated = await cli.run('webhooks', 'rotate-secret', String(id))
+      assert.equal(rotated.code, 0, rotated.stderr)
+      const [newSecret] = rotated.stdout.match(SECRET) ?? []
+      assert.ok(newSecret !== undefined && newSecret !== secret)
+      assert.match(rotated.stdout, /old and the new secret/)
+
+      const again = await cli.run('webhooks', 'add', 'https://93.184.215.14/hooks')
+      assert.equal(again.code, 2, 'the same URL twice is refused')
+      assert.match(again.stderr, new RegExp(`already registered .* as endpoint ${id}`))
+
+      const removed = await cli.run('webhooks', 'remove', String(id))
+      assert.equal(removed.code, 0, removed.stderr)
+      assert.ok(removed.stdout.includes(cli.database))
+      assert.deepEqual(await listJson(cli), [])
+      const gone = await cli.run('webhooks', 'remove', String(id))
+      assert.equal(gone.code, 1)
+      assert.match(gone.stderr, new RegExp(`no webhook endpoint has id ${id} in`))
+    })
+
+    test('When add is given a bad URL, a private host, an unknown event type or stray arguments, then it says what is wrong, exits 2 and registers nothing', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store)
+      const cases: Array<[string[], RegExp]> = [
+        [['webhooks', 'add', 'http://93.184.215.14/hooks'], /must be https:.*WEBHOOK_ALLOW_HTTP=true/],
+        [['webhooks', 'add', 'https://127.0.0.1/hooks'], /127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback, private, link-local or metadata address/],
+        [['webhooks', 'add', 'https://localhost:8443/hooks'], /localhost resolves to .*WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/],
+        [['webhooks', 'add', 'https://169.254.169.254/latest/meta-data'], /169\.254\.169\.254/],
+        [['webhooks', 'add', 'https://[::1]/hooks'], /::1/],
+        [['webhooks', 'add', 'https://[fd00:ec2::254]/hooks'], /fd00:ec2::254/],
+        [['webhooks', 'add', 'https://10.1.2.3/hooks'], /10\.1\.2\.3/],
+        [['webhooks', 'add', 'https://user:pass@93.184.215.14/hooks'], /must not carry credentials/],
+        [['webhooks', 'add', 'not a url'], /is not an absolute URL/],
+        [['webhooks', 'add', 'https://93.184.215.14/hooks', '--events', 'pet.deleted'], /"pet\.deleted" is not an event type/],
+        [['webhooks', 'add'], /needs one URL/],
+        [['webhooks', 'add', 'https://93.184.215.14/a', 'https://93.184.215.14/b'], /needs one URL/],
+        [['webhooks', 'remove', 'abc'], /needs the numeric id/],
+        [['webhooks', 'rotate-secret'], /needs the numeric id/],
+        [['webhooks', 'frobnicate'], /unknown webhooks action "frobnicate"/],
+        [['webhooks', 'add', 'https://93.184.215.14/hooks', '--colour', 'red'], /Unknown option '--colour'/]
+      ]
+      for (const [args, message] of cases) {
+        const result = await cli.run(...args)
+        assert.equal(result.code, 2, `${args.join(' ')}: ${result.stdout}${result.stderr}`)
+        assert.match(result.stderr, message, args.join(' '))
+        assert.doesNotMatch(result.stdout, /whsec_/)
+      }
+      assert.deepEqual(await listJson(cli), [])
+    })
+
+    test('When --help is asked of any webhooks command, then it prints that command\'s usage and exits 0', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store)
+      for (const action of ['add', 'list', 'remove', 'rotate-secret', 'enable']) {
+        const result = await cli.run('webhooks', action, '--help')
+        assert.equal(result.code, 0, result.stderr)
+        assert.match(result.stdout, new RegExp(`^Usage: petstore webhooks ${action}`))
+      }
+    })
+  })
+}
