@@ -36,7 +36,8 @@ export interface DispatcherOptions {
  */
 export class WebhookDispatcher {
   readonly #options: DispatcherOptions
-  // longer than an attempt can take, so a live holder never loses its lease mid-attempt
+  // renewed before each attempt and twice as long as one can take, so a live holder keeps it; a dead
+  // holder's endpoint is taken over once it runs out
   readonly #leaseMs: number
   readonly #running = new Set<Promise<void>>()
   readonly #abort = new AbortController()
@@ -46,7 +47,7 @@ export class WebhookDispatcher {
 
   constructor (options: DispatcherOptions) {
     this.#options = options
-    this.#leaseMs = options.settings.timeoutMs + 30_000
+    this.#leaseMs = 2 * options.settings.timeoutMs + 5_000
   }
 
   start (): void {

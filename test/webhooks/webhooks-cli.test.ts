@@ -42,8 +42,17 @@ for (const store of testStores()) {
 
       const [endpoint] = await listJson(cli)
       assert.deepEqual({ ...endpoint, createdAt: undefined }, {
-        id, name: 'mailer', url: 'https://93.184.215.14/hooks', eventTypes: ['pet.updated'], createdAt: undefined, disabledAt: null,
-        waiting: 0, failed: 0, lastSuccessAt: null, lastFailureAt: null, lastFailure: null
+        id,
+        name: 'mailer',
+        url: 'https://93.184.215.14/hooks',
+        eventTypes: ['pet.updated'],
+        createdAt: undefined,
+        disabledAt: null,
+        waiting: 0,
+        failed: 0,
+        lastSuccessAt: null,
+        lastFailureAt: null,
+        lastFailure: null
       })
       const table = await cli.run('webhooks', 'list')
       assert.equal(table.code, 0)

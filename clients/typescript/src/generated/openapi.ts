@@ -207,7 +207,48 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "pet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A `pet.created` event, pushed to a registered endpoint (beta)
+         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 30s, 2m, 10m, 1h, 6h, 24h (each with up to 10 % jitter), then given up. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Deliveries to one endpoint are attempted in id order while it answers; after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
+         */
+        post: operations["petCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pet.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A `pet.updated` event, pushed to a registered endpoint (beta)
+         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 30s, 2m, 10m, 1h, 6h, 24h (each with up to 10 % jitter), then given up. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Deliveries to one endpoint are attempted in id order while it answers; after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
+         */
+        post: operations["petUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -2127,6 +2168,141 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    petCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every retry of this event, so a receiver deduplicates by it.
+                 * @example 42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in seconds since the epoch; signed, so a receiver can refuse old replays (the Standard Webhooks libraries allow 5 minutes).
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint's secret (the base64 after `whsec_`); during a secret rotation two, space-separated: the new secret's and the old one's. Verify it with any Standard Webhooks library before trusting the body.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description The sender.
+                 * @example petstore-webhooks/1.0.0
+                 */
+                "User-Agent": "petstore-webhooks/1.0.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, exactly as `listEvents` returns it. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 41,
+                 *       "type": "pet.created",
+                 *       "occurredAt": "2026-11-25T09:30:00.000Z",
+                 *       "data": {
+                 *         "pet": {
+                 *           "id": 1,
+                 *           "name": "Rex",
+                 *           "categoryId": 1,
+                 *           "status": "available"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PetCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx status; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule, then given up. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    petUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every retry of this event, so a receiver deduplicates by it.
+                 * @example 42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in seconds since the epoch; signed, so a receiver can refuse old replays (the Standard Webhooks libraries allow 5 minutes).
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint's secret (the base64 after `whsec_`); during a secret rotation two, space-separated: the new secret's and the old one's. Verify it with any Standard Webhooks library before trusting the body.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description The sender.
+                 * @example petstore-webhooks/1.0.0
+                 */
+                "User-Agent": "petstore-webhooks/1.0.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, exactly as `listEvents` returns it. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 42,
+                 *       "type": "pet.updated",
+                 *       "occurredAt": "2026-11-25T09:31:12.500Z",
+                 *       "data": {
+                 *         "pet": {
+                 *           "id": 1,
+                 *           "name": "Rex",
+                 *           "categoryId": 1,
+                 *           "status": "pending"
+                 *         },
+                 *         "previous": {
+                 *           "status": "available"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PetUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx status; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule, then given up. */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
