@@ -16,6 +16,8 @@ export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
 const SCHEDULE_BATCH = 100
 // on SIGTERM, attempts in flight get this long to finish before they are cut off (and retried later)
 const STOP_GRACE_MS = 5_000
+// after the store failed a look for work: no look (and no log line) for this long, rather than four a second
+const STORE_FAILURE_PAUSE_MS = 5_000
 // up to this much more than each scheduled delay, so retries of many deliveries do not arrive in lockstep
 const JITTER = 0.1
 
@@ -44,6 +46,7 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined
   #filling = false
   #stopped = false
+  #pausedUntil = 0
 
   constructor (options: DispatcherOptions) {
     this.#options = options
@@ -69,10 +72,11 @@ export class WebhookDispatcher {
 
   /** Claims endpoints with work while slots are free; each is served in the background. */
   #fill (): void {
-    if (this.#filling || this.#stopped) return
+    if (this.#filling || this.#stopped || this.#options.clock.now() < this.#pausedUntil) return
     this.#filling = true
     this.#claimWhileFree().catch((error: unknown) => {
-      this.#options.log.warn({ err: error }, 'could not look for webhook deliveries; trying again shortly')
+      this.#pausedUntil = this.#options.clock.now() + STORE_FAILURE_PAUSE_MS
+      if (!this.#stopped) this.#options.log.warn({ err: error }, `could not look for webhook deliveries; trying again in ${STORE_FAILURE_PAUSE_MS / 1000} s`)
     }).finally(() => { this.#filling = false })
   }
 
