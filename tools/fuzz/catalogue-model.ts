@@ -4,7 +4,7 @@ import type { LightMyRequestResponse } from 'fastify'
 /** A pet as the API answers it. */
 export interface Pet { id: number, name: string, categoryId: number, status: string }
 
-// the status lifecycle of the README (updatePet): where each status may move besides staying; sold is final
+/** The status lifecycle of the README (updatePet): where each status may move besides staying; sold is final. */
 export const STATUS_MOVES: Record<string, readonly string[] | undefined> = { available: ['pending', 'sold'], pending: ['available', 'sold'], sold: [] }
 
 /** The pets this fuzzer created (as their 201 or last 200 returned them) and the creates each Idempotency-Key stands for. */

@@ -11,6 +11,7 @@ const HOSTILE_AUTHORIZATIONS = [
 ]
 // RFC 6750 b64token characters, and printable Latin-1 (what an HTTP header value can carry)
 const B64TOKEN = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=']
+/** Printable Latin-1 characters: what an HTTP header value can carry. */
 export const LATIN1 = Array.from({ length: 0xff - 0x20 + 1 }, (_, i) => String.fromCharCode(0x20 + i)).filter((c) => c !== '\x7f')
 
 // keys one step from the valid one: `{key-1}` is the key without its last character, `{KEY}` the key in upper case
