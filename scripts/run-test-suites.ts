@@ -34,7 +34,11 @@ export const SERIAL_FILES: readonly RegExp[] = [
   /^test\/routes\/pets-list-cache\.test\.ts$/,
   /^test\/store\/postgres-outage\.test\.ts$/,
   /^test\/rate-limit\/redis-rate-limits\.test\.ts$/,
-  /^test\/multi-instance\.test\.ts$/
+  /^test\/multi-instance\.test\.ts$/,
+  // the client's retries and throttling answer within a second or two; the /docs page drives Chromium
+  // with 10 s timeouts per step
+  /^test\/client\/(create-retries|throttling-and-outages)\.test\.ts$/,
+  /^test\/docs\/docs-page\.test\.ts$/
 ]
 
 /** The serial files `--quick` leaves out: SIGKILL, drain, soak and WORKERS, minutes together. */
