@@ -38,7 +38,9 @@ export const SERIAL_FILES: readonly RegExp[] = [
   // the client's retries and throttling answer within a second or two; the /docs page drives Chromium
   // with 10 s timeouts per step
   /^test\/client\/(create-retries|throttling-and-outages)\.test\.ts$/,
-  /^test\/docs\/docs-page\.test\.ts$/
+  /^test\/docs\/docs-page\.test\.ts$/,
+  // webhook deliveries must arrive within 5 to 10 s, retries and backoff included (the webhooks suites)
+  /^test\/webhooks\/delivery\.test\.ts$/
 ]
 
 /** The serial files `--quick` leaves out: SIGKILL, drain, soak and WORKERS, minutes together. */
