@@ -63,8 +63,8 @@ export async function renderClientTypes (): Promise<string> {
     await app.ready()
     // a copy: openapi-typescript's bundler must not touch the document the app keeps
     const document = structuredClone(app.swagger()) as OpenAPI3
-    // defaultNonNullable off: a field with a default (NewPet.status) stays optional in what a client sends
-    const ast = await openapiTS(document, { silent: true, defaultNonNullable: false })
+    // openapi-typescript's own defaults, as a user who generates a client from the served document has them
+    const ast = await openapiTS(document, { silent: true })
     return HEADER + astToString(ast) + renderRuntimeFacts(app.swagger() as Parameters<typeof renderRuntimeFacts>[0])
   } finally {
     await app.close()

@@ -1,6 +1,6 @@
 import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
-import { PATTERN_DESCRIPTION_KEYWORD } from '../schemas/keywords.js'
+import { DEFAULT_VALUE_KEYWORD, PATTERN_DESCRIPTION_KEYWORD } from '../schemas/keywords.js'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type BuildValidator = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
@@ -70,6 +70,8 @@ function createAjv (externalSchemas: Record<string, unknown>): Ajv {
   ajv.addFormat('int64', { type: 'number', validate: () => true })
   // words for a pattern's error message (validation-messages.ts); annotation only
   ajv.addKeyword({ keyword: PATTERN_DESCRIPTION_KEYWORD, schemaType: 'string' })
+  // the value the route uses for an omitted field; annotation only (the route fills it in)
+  ajv.addKeyword({ keyword: DEFAULT_VALUE_KEYWORD })
   for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as object)
   return ajv
 }

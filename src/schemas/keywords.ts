@@ -4,3 +4,12 @@
  * Validation registers it as an annotation; OpenAPI shows it as a vendor extension.
  */
 export const PATTERN_DESCRIPTION_KEYWORD = 'x-pattern-description'
+
+/**
+ * The schema keyword that names the value the service uses for an optional field a request leaves
+ * out. JSON Schema's `default` would say the same, but client generators (openapi-typescript's
+ * default `defaultNonNullable`) read it as "always present" and make the field required in the
+ * request type (docs/api-decisions.md). Validation registers it as an annotation; nothing fills it
+ * in but the route.
+ */
+export const DEFAULT_VALUE_KEYWORD = 'x-default'

@@ -1,5 +1,5 @@
 import { Type, type SchemaOptions, type Static, type TInteger, type TUnsafe } from '@sinclair/typebox'
-import { PATTERN_DESCRIPTION_KEYWORD } from './keywords.js'
+import { DEFAULT_VALUE_KEYWORD, PATTERN_DESCRIPTION_KEYWORD } from './keywords.js'
 
 /** Longest pet name accepted, in characters (Unicode code points). */
 export const PET_NAME_MAX_LENGTH = 100
@@ -62,9 +62,11 @@ export const PET_EXAMPLE = { id: 1, name: 'Rex', categoryId: 1, status: DEFAULT_
 export const NewPetSchema = Type.Object({
   name: nameSchema,
   categoryId: categoryIdSchema,
+  // the default in words and as x-default, not as `default`: generators would make the field required
   status: Type.Optional(petStatusSchema({
-    default: DEFAULT_PET_STATUS,
-    description: `Availability of the animal. Defaults to \`${DEFAULT_PET_STATUS}\` when omitted: a new animal in a store is for sale.`
+    [DEFAULT_VALUE_KEYWORD]: DEFAULT_PET_STATUS,
+    description: `Availability of the animal. Optional: when omitted, the pet is created \`${DEFAULT_PET_STATUS}\` ` +
+      '(a new animal in a store is for sale), and every answer carries the status it got.'
   }))
 }, {
   $id: 'NewPet',

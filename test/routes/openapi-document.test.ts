@@ -240,7 +240,11 @@ describe('the served OpenAPI document', () => {
       '^[^\\p{Cc}\\p{Cs}\\p{Bidi_Control}]*[^\\p{Cc}\\p{Cs}\\p{Bidi_Control}\\p{White_Space}\\p{Default_Ignorable_Code_Point}][^\\p{Cc}\\p{Cs}\\p{Bidi_Control}]*$')
     const newPet = document.components.schemas.NewPet?.properties
     assert.equal(newPet?.name?.maxLength, 100)
-    assert.equal(newPet?.status?.default, 'available')
+    // the default in words and as x-default, never as `default`, which generators read as "always present"
+    assert.equal(newPet?.status?.default, undefined)
+    assert.equal(newPet?.status?.['x-default'], 'available')
+    const required = (name: string): unknown => (document.components.schemas[name] as { required?: unknown } | undefined)?.required
+    assert.deepEqual([required('NewPet'), required('Pet')], [['name', 'categoryId'], ['id', 'name', 'categoryId', 'status']])
     assert.equal(newPet?.categoryId?.maximum, Number.MAX_SAFE_INTEGER)
     assert.deepEqual(document.components.schemas.Error?.properties?.code?.enum, ERROR_CODES)
   })

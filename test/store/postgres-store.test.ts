@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { describe, test, type TestContext } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/store/open-store.js'
@@ -61,7 +62,8 @@ describe('PostgresPetStore', requiresPostgres(), () => {
   })
 
   test('When the database is not UTF8, then opening it is refused with a message saying so', async (t) => {
-    const name = `petstore_latin1_${process.pid}`
+    // a database of its own: test files run concurrently, and other checkouts may share the server
+    const name = `petstore_latin1_${randomBytes(6).toString('hex')}`
     await withPostgres((client) => client.query(`CREATE DATABASE ${name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`))
     t.after(() => withPostgres((client) => client.query(`DROP DATABASE IF EXISTS ${name}`)))
     const url = new URL(testDatabaseUrl())

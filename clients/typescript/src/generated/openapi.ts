@@ -276,8 +276,7 @@ export interface components {
              */
             categoryId: number;
             /**
-             * @description Availability of the animal. Defaults to `available` when omitted: a new animal in a store is for sale.
-             * @default available
+             * @description Availability of the animal. Optional: when omitted, the pet is created `available` (a new animal in a store is for sale), and every answer carries the status it got.
              * @enum {string}
              */
             status?: "available" | "pending" | "sold";

@@ -1,0 +1,140 @@
+/**
+ * The test suites (`npm run test:suites`): every `test/**\/*.test.ts` exactly once, in two groups run
+ * one after the other, reported as one run by node:test's spec reporter with one closing summary
+ * (`ℹ tests …` to `ℹ duration_ms …`, the lines CI reads) and a non-zero exit code when any test fails.
+ *
+ * - The concurrent group: files that share no port, database or timing budget (every test builds its
+ *   own app on its own SQLite file or PostgreSQL schema; servers listen on free ports), run
+ *   {@link CONCURRENCY} files at a time. `node --test` alone runs one file at a time on a 2-core machine.
+ * - The serial group ({@link SERIAL_FILES}): the files whose assertions hold a wall-clock budget
+ *   (SIGKILL, drain, soak, WORKERS, and the few others that time an answer), one file at a time and
+ *   alone on the machine, as every file ran before.
+ *
+ * `--quick` leaves out {@link SLOW_FILES} (what `npm run test:suites:quick` runs while you work); file
+ * paths as arguments narrow the run to them, still in their groups. `TEST_CONCURRENCY` overrides the
+ * concurrent group's width. Run with `node --import tsx`: node:test starts each file's process with
+ * this process's flags.
+ */
+import { readdir } from 'node:fs/promises'
+import { join, relative } from 'node:path'
+import { run } from 'node:test'
+import { spec as SpecReporter, type TestEvent } from 'node:test/reporters'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/** Files with a wall-clock budget in their assertions: run one at a time, after the others. */
+export const SERIAL_FILES: readonly RegExp[] = [
+  // SIGKILL durability, the SIGTERM drain and its bound, the soak
+  /^test\/reliability\//,
+  // WORKERS=N: a primary and its workers, restarts timed
+  /^test\/cluster\.test\.ts$/,
+  // a page cache's staleness bound (+200 ms), the outage's recovery bound, Redis stalls (< 1 s),
+  // a revoked key's delay across instances
+  /^test\/routes\/pets-list-cache\.test\.ts$/,
+  /^test\/store\/postgres-outage\.test\.ts$/,
+  /^test\/rate-limit\/redis-rate-limits\.test\.ts$/,
+  /^test\/multi-instance\.test\.ts$/,
+  // the client's retries and throttling answer within a second or two; the /docs page drives Chromium
+  // with 10 s timeouts per step
+  /^test\/client\/(create-retries|throttling-and-outages)\.test\.ts$/,
+  /^test\/docs\/docs-page\.test\.ts$/,
+  // webhook deliveries must arrive within 5 to 30 s, retries and backoff included (the webhooks suites);
+  // the client's feed follower must stop within a second of its abort
+  /^test\/webhooks\/delivery(-instances)?\.test\.ts$/,
+  /^test\/client\/events\.test\.ts$/
+]
+
+/** The serial files `--quick` leaves out: SIGKILL, drain, soak and WORKERS, minutes together. */
+export const SLOW_FILES: readonly RegExp[] = [/^test\/reliability\//, /^test\/cluster\.test\.ts$/]
+
+/** How many of the slowest files the run names before its summary. */
+const SLOWEST_SHOWN = 8
+
+/** Files of the concurrent group run at once: the machine's 2 cores are mostly idle while tests wait on processes, sockets and fsync. */
+const CONCURRENCY = 4
+
+// the lines node:test closes a run with, in its order; summed over the groups
+const SUMMARY = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'] as const
+type SummaryName = typeof SUMMARY[number]
+const SUMMARY_LINE = new RegExp(`^(${SUMMARY.join('|')}) (\\d+(?:\\.\\d+)?)$`)
+
+interface Group {
+  name: string
+  files: string[]
+  concurrency: number
+}
+
+async function listTestFiles (dir: string): Promise<string[]> {
+  const entries = await readdir(join(ROOT, dir), { withFileTypes: true, recursive: true })
+  return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.test.ts'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)).split('\\').join('/'))
+    .sort()
+}
+
+/** The two groups, every test file in exactly one. */
+export async function testGroups (options: { quick: boolean, concurrency: number, only: string[] }): Promise<Group[]> {
+  const matches = (file: string, patterns: readonly RegExp[]): boolean => patterns.some((pattern) => pattern.test(file))
+  const only = options.only.map((file) => relative(ROOT, join(ROOT, file)).split('\\').join('/'))
+  const files = (await listTestFiles('test'))
+    .filter((file) => only.length === 0 || only.includes(file))
+    .filter((file) => !(options.quick && matches(file, SLOW_FILES)))
+  const serial = files.filter((file) => matches(file, SERIAL_FILES))
+  return [
+    { name: 'concurrent', files: files.filter((file) => !serial.includes(file)), concurrency: options.concurrency },
+    { name: 'serial', files: serial, concurrency: 1 }
+  ].filter((group) => group.files.length > 0)
+}
+
+/** A summary line of one group's run (nesting 0, no file), as a name and a number; undefined for any other event. */
+function summaryLine (event: TestEvent): [SummaryName, number] | undefined {
+  if (event.type !== 'test:diagnostic') return undefined
+  const data = event.data as unknown as { nesting?: number, file?: string, message?: string }
+  if (data.nesting !== 0 || data.file !== undefined) return undefined
+  const match = SUMMARY_LINE.exec(data.message ?? '')
+  return match === null ? undefined : [match[1] as SummaryName, Number(match[2])]
+}
+
+/** Adds a top-level test's duration to its file's: where the time of a run goes. */
+function countDuration (fileSeconds: Map<string, number>, event: TestEvent): void {
+  if (event.type !== 'test:pass' && event.type !== 'test:fail') return
+  const { nesting, file, details } = event.data as unknown as { nesting: number, file?: string, details: { duration_ms?: number } }
+  if (nesting !== 0 || file === undefined) return
+  fileSeconds.set(file, (fileSeconds.get(file) ?? 0) + (details.duration_ms ?? 0) / 1000)
+}
+
+async function main (): Promise<number> {
+  const quick = process.argv.includes('--quick')
+  const only = process.argv.slice(2).filter((argument) => argument !== '--quick')
+  const concurrency = Number(process.env.TEST_CONCURRENCY ?? CONCURRENCY)
+  if (!(Number.isInteger(concurrency) && concurrency >= 1)) throw new Error(`TEST_CONCURRENCY must be a positive integer, got "${process.env.TEST_CONCURRENCY ?? ''}"`)
+  const started = performance.now()
+  const reporter = new SpecReporter()
+  reporter.pipe(process.stdout)
+  const totals = new Map<SummaryName, number>(SUMMARY.map((name) => [name, 0]))
+  const fileSeconds = new Map<string, number>()
+  const say = (message: string): void => { reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message } }) }
+
+  for (const group of await testGroups({ quick, concurrency, only })) {
+    say(`${group.name} group: ${group.files.length} files, ${group.concurrency} at a time`)
+    const events = run({ files: group.files.map((file) => join(ROOT, file)), concurrency: group.concurrency }) as AsyncIterable<TestEvent>
+    for await (const event of events) {
+      const line = summaryLine(event)
+      if (line === undefined) reporter.write(event)
+      if (line === undefined) countDuration(fileSeconds, event)
+      else totals.set(line[0], (totals.get(line[0]) ?? 0) + line[1])
+    }
+  }
+
+  say(`slowest files: ${[...fileSeconds].sort(([, a], [, b]) => b - a).slice(0, SLOWEST_SHOWN)
+    .map(([file, seconds]) => `${relative(ROOT, file)} ${seconds.toFixed(0)} s`).join(', ')}`)
+  totals.set('duration_ms', Math.round((performance.now() - started) * 1e6) / 1e6)
+  for (const [name, value] of totals) say(`${name} ${value}`)
+  await new Promise<void>((resolve) => { reporter.end(resolve) })
+  return (totals.get('fail') ?? 0) > 0 || (totals.get('cancelled') ?? 0) > 0 ? 1 : 0
+}
+
+main().then((code) => { process.exitCode = code }, (error: unknown) => {
+  process.stderr.write(`test:suites: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+  process.exitCode = 1
+})
