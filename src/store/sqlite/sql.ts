@@ -37,7 +37,12 @@ export const SQL = {
 export type SqliteStatements = { readonly [name in keyof typeof SQL]: Database.Statement }
 
 export function prepareStatements (db: Database.Database): SqliteStatements {
-  const statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)])) as Record<keyof typeof SQL, Database.Statement>
-  statements.dataVersion.pluck()
+  return prepareAll(db, SQL, ['dataVersion'])
+}
+
+/** Each statement of `texts` prepared on `db`; those named in `plucked` return their first column alone. */
+export function prepareAll<K extends string> (db: Database.Database, texts: Readonly<Record<K, string>>, plucked: ReadonlyArray<NoInfer<K>> = []): { readonly [name in K]: Database.Statement } {
+  const statements = Object.fromEntries(Object.entries<string>(texts).map(([name, text]) => [name, db.prepare(text)])) as Record<K, Database.Statement>
+  for (const name of plucked) statements[name].pluck()
   return statements
 }

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import type { EventPage, EventPageQuery, EventPurge, EventStore } from '../event-store.js'
 import { EVENT_COLUMNS, rowToEvent, type EventRow } from '../event-rows.js'
 import { toStoreError } from './errors.js'
+import { prepareAll } from './sql.js'
 
 const SQL = {
   listEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?`,
@@ -29,13 +30,7 @@ export class SqliteEventStore implements EventStore {
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    if (this.#prepared === undefined) {
-      const statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, this.#db.prepare(text)])) as Record<keyof typeof SQL, Database.Statement>
-      statements.purgedThrough.pluck()
-      statements.purgedThroughOfType.pluck()
-      statements.oldestEventId.pluck()
-      this.#prepared = statements
-    }
+    this.#prepared ??= prepareAll(this.#db, SQL, ['purgedThrough', 'purgedThroughOfType', 'oldestEventId'])
     return this.#prepared
   }
 

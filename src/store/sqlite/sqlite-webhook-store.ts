@@ -9,6 +9,7 @@ import type {
   ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
 } from '../webhook-store.js'
 import { toStoreError } from './errors.js'
+import { prepareAll } from './sql.js'
 
 const SQL = {
   // one statement: the newest event id is read under the write lock that the insert holds
@@ -61,11 +62,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    if (this.#prepared === undefined) {
-      const statements = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, this.#db.prepare(text)])) as Record<keyof typeof SQL, Database.Statement>
-      statements.oldestUndeliveredEventAt.pluck()
-      this.#prepared = statements
-    }
+    this.#prepared ??= prepareAll(this.#db, SQL, ['oldestUndeliveredEventAt'])
     return this.#prepared
   }
 
