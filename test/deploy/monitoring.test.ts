@@ -51,7 +51,7 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
   test('When promtool checks the alert rules and runs their unit tests, then both pass', { skip: promtool === undefined ? 'promtool is not installed (apt-get install prometheus); CI sets REQUIRE_PROMTOOL=1' : false }, async () => {
     const run = promisify(execFile)
     const checked = await run(promtool!, ['check', 'rules', ALERTS])
-    assert.match(checked.stdout, /SUCCESS: 7 rules found/)
+    assert.match(checked.stdout, /SUCCESS: 8 rules found/)
     const tested = await run(promtool!, ['test', 'rules', ALERT_TESTS])
     assert.match(tested.stdout, /SUCCESS/)
   })
@@ -59,7 +59,7 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
   test('When each alert is read, then it has a runbook line in docs/operations.md', async () => {
     const operations = await readFile(join(PROJECT_ROOT, 'docs/operations.md'), 'utf8')
     const alerts = [...(await readFile(ALERTS, 'utf8')).matchAll(/- alert: (\w+)/g)].map((match) => match[1]!)
-    assert.equal(alerts.length, 7)
+    assert.equal(alerts.length, 8)
     for (const alert of alerts) assert.match(operations, new RegExp(`^- \\*\\*${alert}\\*\\*`, 'm'), `no runbook line for ${alert}`)
   })
 
