@@ -4,7 +4,7 @@
 -- delivering to this endpoint now (one at a time, so deliveries to one endpoint go in id order);
 -- a lease that a dead instance held runs out and another instance takes the endpoint over.
 CREATE TABLE webhook_endpoints (
-  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id bigint GENERATED ALWAYS AS IDENTITY (MAXVALUE 9007199254740991) PRIMARY KEY,
   name text NOT NULL,
   url text NOT NULL,
   -- comma-separated event types

@@ -7,7 +7,7 @@ import { generateApiKey, hashApiKey } from '../../src/auth/api-keys.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { LogStream } from '../../src/http/logging.js'
 import type { Pet } from '../../src/schemas/pet.js'
-import { freshDatabaseUrl, type StoreKind } from './databases.js'
+import { closeBeforeDrop, freshDatabaseUrl, type StoreKind } from './databases.js'
 
 export { testStores, type StoreKind } from './databases.js'
 export { tempDir } from './temp-dir.js'
@@ -46,7 +46,11 @@ export async function buildTestApp (t: TestContext, options: TestAppOptions = {}
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.logStream === undefined ? {} : { logStream: options.logStream })
   })
-  t.after(() => app.close())
+  // closed once, by whichever comes first: the test's end, or the drop of the store it runs on
+  let closing: Promise<void> | undefined
+  const close = async (): Promise<void> => { closing ??= app.close(); await closing }
+  closeBeforeDrop(databaseUrl, close)
+  t.after(close)
   let key = ''
   if (options.withKey ?? true) {
     key = generateApiKey()

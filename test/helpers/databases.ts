@@ -39,13 +39,28 @@ export async function withPostgres<T> (work: (client: pg.Client) => Promise<T>, 
   return withPostgresAt(work, url)
 }
 
+const closersOf = new Map<string, Array<() => Promise<void>>>()
+
+/** Has `close` run before the store at `databaseUrl` (one {@link freshDatabaseUrl} made) is dropped, rather than after. */
+export function closeBeforeDrop (databaseUrl: string, close: () => Promise<void>): void {
+  const closers = closersOf.get(databaseUrl) ?? []
+  closers.push(close)
+  closersOf.set(databaseUrl, closers)
+}
+
 /**
  * A DATABASE_URL for a store no other test touches: a new SQLite file, or a new
  * PostgreSQL schema that is dropped when the test ends.
  */
 export async function freshDatabaseUrl (t: TestContext, kind: StoreKind): Promise<string> {
   const store = await scratchStore(kind, 'test', kind === 'postgres' ? testDatabaseUrl() : undefined)
-  t.after(store.drop)
+  // cleanups run in the order they were registered, so this one runs before those of the apps built on
+  // the store later: it closes them first (their background loops query the store until closed)
+  t.after(async () => {
+    for (const close of closersOf.get(store.url)?.splice(0) ?? []) await close()
+    closersOf.delete(store.url)
+    await store.drop()
+  })
   return store.url
 }
 

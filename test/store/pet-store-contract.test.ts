@@ -169,9 +169,10 @@ for (const kind of testStores()) {
       const { store, databaseUrl } = await openFresh(t, kind)
       await store.createApiKey('old', 'hash-old')
       await store.close()
-      // back to the schema before 0003_api_key_roles
+      // back to the schema before 0003_api_key_roles (and the migrations after it)
+      for (const table of ['webhook_deliveries', 'webhook_endpoints', 'event_retention', 'events']) await execSql(databaseUrl, `DROP TABLE ${table}`)
       await execSql(databaseUrl, 'ALTER TABLE api_keys DROP COLUMN role')
-      await execSql(databaseUrl, "DELETE FROM schema_migrations WHERE name = '0003_api_key_roles.sql'")
+      await execSql(databaseUrl, 'DELETE FROM schema_migrations WHERE version >= 3')
 
       const reopened = await openFresh(t, kind, databaseUrl)
 

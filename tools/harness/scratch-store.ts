@@ -28,6 +28,22 @@ export async function scratchStore (kind: StoreKind, purpose: string, serverUrl?
   await withPostgres((client) => client.query(`CREATE SCHEMA ${schema}`), serverUrl)
   return {
     url: withSearchPath(serverUrl, schema),
-    drop: async () => { await withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`), serverUrl) }
+    drop: async () => { await dropSchema(schema, serverUrl) }
+  }
+}
+
+// a service still running on the schema (its background loops query it) can deadlock with the drop's locks
+const DEADLOCK_DETECTED = '40P01'
+
+/** Drops a schema, trying again a few times when PostgreSQL chose the drop as a deadlock's victim. */
+async function dropSchema (schema: string, serverUrl: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`), serverUrl)
+      return
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== DEADLOCK_DETECTED || attempt === 5) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+    }
   }
 }
