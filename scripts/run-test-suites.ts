@@ -15,11 +15,13 @@
  * concurrent group's width. Run with `node --import tsx`: node:test starts each file's process with
  * this process's flags.
  */
+import { execFileSync } from 'node:child_process'
 import { readdir } from 'node:fs/promises'
-import { join, relative } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { run } from 'node:test'
 import { spec as SpecReporter, type TestEvent } from 'node:test/reporters'
 import { fileURLToPath } from 'node:url'
+import { staleBuildFiles } from '../tools/harness/build-freshness.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -95,13 +97,27 @@ function summaryLine (event: TestEvent): [SummaryName, number] | undefined {
   return match === null ? undefined : [match[1] as SummaryName, Number(match[2])]
 }
 
-/** Adds a top-level test's duration to its file's: where the time of a run goes. */
-function countDuration (fileSeconds: Map<string, number>, event: TestEvent): void {
-  if (event.type !== 'test:pass' && event.type !== 'test:fail') return
-  const { nesting, file, details } = event.data as unknown as { nesting: number, file?: string, details: { duration_ms?: number } }
-  if (nesting !== 0 || file === undefined) return
-  fileSeconds.set(file, (fileSeconds.get(file) ?? 0) + (details.duration_ms ?? 0) / 1000)
+/**
+ * Notes when a file's process starts (node:test dequeues the file's own test) and ends (completes
+ * it): where the wall time of a run goes, start-up included.
+ */
+function trackFile (spans: Map<string, { start: number, end?: number }>, event: TestEvent): void {
+  if (event.type !== 'test:dequeue' && event.type !== 'test:complete') return
+  const { nesting, file, name } = event.data as unknown as { nesting: number, file?: string, name: string }
+  if (nesting !== 0 || file === undefined || resolve(ROOT, name) !== file) return
+  if (event.type === 'test:dequeue') spans.set(file, { start: performance.now() })
+  else spans.set(file, { start: spans.get(file)?.start ?? performance.now(), end: performance.now() })
 }
+
+/** The servers and CLIs the tests start run the build (`dist/`): bring it up to date when `src/` is newer. */
+function buildIfStale (say: (message: string) => void): void {
+  const stale = staleBuildFiles(ROOT)
+  if (stale.length === 0) return
+  say(`dist/ is older than src/ (${stale.length} files, e.g. src/${stale[0] ?? ''}): npm run build first`)
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
+}
+
+const seconds = (ms: number): string => (ms / 1000).toFixed(0)
 
 async function main (): Promise<number> {
   const quick = process.argv.includes('--quick')
@@ -112,22 +128,28 @@ async function main (): Promise<number> {
   const reporter = new SpecReporter()
   reporter.pipe(process.stdout)
   const totals = new Map<SummaryName, number>(SUMMARY.map((name) => [name, 0]))
-  const fileSeconds = new Map<string, number>()
+  const spans = new Map<string, { start: number, end?: number }>()
   const say = (message: string): void => { reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message } }) }
 
+  buildIfStale(say)
+  const groupTimes: string[] = []
   for (const group of await testGroups({ quick, concurrency, only })) {
     say(`${group.name} group: ${group.files.length} files, ${group.concurrency} at a time`)
+    const groupStarted = performance.now()
     const events = run({ files: group.files.map((file) => join(ROOT, file)), concurrency: group.concurrency }) as AsyncIterable<TestEvent>
     for await (const event of events) {
+      trackFile(spans, event)
       const line = summaryLine(event)
       if (line === undefined) reporter.write(event)
-      if (line === undefined) countDuration(fileSeconds, event)
       else totals.set(line[0], (totals.get(line[0]) ?? 0) + line[1])
     }
+    groupTimes.push(`${group.name} ${seconds(performance.now() - groupStarted)} s`)
   }
 
-  say(`slowest files: ${[...fileSeconds].sort(([, a], [, b]) => b - a).slice(0, SLOWEST_SHOWN)
-    .map(([file, seconds]) => `${relative(ROOT, file)} ${seconds.toFixed(0)} s`).join(', ')}`)
+  const took = [...spans].map(([file, { start, end }]) => [file, (end ?? performance.now()) - start] as const)
+  say(`slowest files: ${took.sort(([, a], [, b]) => b - a).slice(0, SLOWEST_SHOWN)
+    .map(([file, ms]) => `${relative(ROOT, file)} ${seconds(ms)} s`).join(', ')}`)
+  say(`groups: ${groupTimes.join(', ')}`)
   totals.set('duration_ms', Math.round((performance.now() - started) * 1e6) / 1e6)
   for (const [name, value] of totals) say(`${name} ${value}`)
   await new Promise<void>((resolve) => { reporter.end(resolve) })
