@@ -50,6 +50,22 @@ export const SERIAL_FILES: readonly RegExp[] = [
 /** The serial files `--quick` leaves out: SIGKILL, drain, soak and WORKERS, minutes together. */
 export const SLOW_FILES: readonly RegExp[] = [/^test\/reliability\//, /^test\/cluster\.test\.ts$/]
 
+/**
+ * The concurrent group's longest files (a minute or more on a busy 2-core machine), started first, in
+ * this order, so that the group does not end with one of them running alone: the release and the
+ * production install (npm ci and the build), the files that start CLIs and servers, and the route
+ * and store suites that wait most on PostgreSQL. The others follow in path order.
+ */
+export const LONG_FILES: readonly RegExp[] = [
+  /^test\/release\/release\.test\.ts$/,
+  /^test\/release\/production-install\.test\.ts$/,
+  /^test\/server\.test\.ts$/,
+  /^test\/cli\.test\.ts$/,
+  /^test\/webhooks\/webhooks-cli\.test\.ts$/,
+  /^test\/store\/postgres-store\.test\.ts$/,
+  /^test\/routes\/pets-(create|update|list|idempotency)\.test\.ts$/
+]
+
 /** How many of the slowest files the run names before its summary. */
 const SLOWEST_SHOWN = 8
 
@@ -82,8 +98,13 @@ export async function testGroups (options: { quick: boolean, concurrency: number
     .filter((file) => only.length === 0 || only.includes(file))
     .filter((file) => !(options.quick && matches(file, SLOW_FILES)))
   const serial = files.filter((file) => matches(file, SERIAL_FILES))
+  const rank = (file: string): number => {
+    const index = LONG_FILES.findIndex((pattern) => pattern.test(file))
+    return index === -1 ? LONG_FILES.length : index
+  }
+  const concurrent = files.filter((file) => !serial.includes(file)).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1))
   return [
-    { name: 'concurrent', files: files.filter((file) => !serial.includes(file)), concurrency: options.concurrency },
+    { name: 'concurrent', files: concurrent, concurrency: options.concurrency },
     { name: 'serial', files: serial, concurrency: 1 }
   ].filter((group) => group.files.length > 0)
 }
