@@ -1,15 +1,18 @@
 /**
- * The test suites (`npm run test:suites`): every `test/**\/*.test.ts` exactly once, in two groups run
+ * The test suites (`npm run test:suites`): every `test/**\/*.test.ts` exactly once, in three groups run
  * one after the other, reported as one run by node:test's spec reporter with one closing summary
  * (`ℹ tests …` to `ℹ duration_ms …`, the lines CI reads) and a non-zero exit code when any test fails.
  *
  * - The concurrent group: files that share no port, database or timing budget (every test builds its
  *   own app on its own SQLite file or PostgreSQL schema; servers listen on free ports), run
- *   {@link CONCURRENCY} files at a time. `node --test` alone runs one file at a time on a 2-core machine.
- * - The serial group ({@link SERIAL_FILES}): the files whose assertions hold a wall-clock budget
- *   (SIGKILL, drain, soak, WORKERS, and the few others that time an answer), one file at a time and
- *   alone on the machine, as every file ran before.
+ *   {@link CONCURRENCY} files at a time, the longest ({@link LONG_FILES}) first. `node --test` alone
+ *   runs one file at a time on a 2-core machine.
+ * - The paired group ({@link PAIRED_FILES}): files whose assertions time an answer but that keep
+ *   little of a core busy, two at a time.
+ * - The serial group ({@link SERIAL_FILES}): the files whose assertions hold a wall-clock budget while
+ *   they load the machine (SIGKILL, drain, soak, WORKERS, Chromium), one file at a time and alone.
  *
+ * The servers and CLIs the tests start run the build: `dist/` is rebuilt first when `src/` is newer.
  * `--quick` leaves out {@link SLOW_FILES} (what `npm run test:suites:quick` runs while you work); file
  * paths as arguments narrow the run to them, still in their groups. `TEST_CONCURRENCY` overrides the
  * concurrent group's width. Run with `node --import tsx`: node:test starts each file's process with
@@ -25,27 +28,41 @@ import { staleBuildFiles } from '../tools/harness/build-freshness.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** Files with a wall-clock budget in their assertions: run one at a time, after the others. */
+/**
+ * Files whose assertions hold a wall-clock budget and that load the machine while they do (a server
+ * under load, several processes, a browser): one at a time and alone, last.
+ */
 export const SERIAL_FILES: readonly RegExp[] = [
   // SIGKILL durability, the SIGTERM drain and its bound, the soak
   /^test\/reliability\//,
   // WORKERS=N: a primary and its workers, restarts timed
   /^test\/cluster\.test\.ts$/,
+  // the /docs page drives Chromium with 10 s timeouts per step
+  /^test\/docs\/docs-page\.test\.ts$/
+]
+
+/**
+ * Files whose assertions hold a wall-clock budget of a second or more (they mostly wait on timers,
+ * sockets and PostgreSQL: each keeps less than half a core busy on average, and they passed in the
+ * serial group with the machine's load average at 10): two at a time, away from the concurrent group.
+ */
+export const PAIRED_FILES: readonly RegExp[] = [
   // a page cache's staleness bound (+200 ms), the outage's recovery bound, Redis stalls (< 1 s),
   // a revoked key's delay across instances
   /^test\/routes\/pets-list-cache\.test\.ts$/,
   /^test\/store\/postgres-outage\.test\.ts$/,
   /^test\/rate-limit\/redis-rate-limits\.test\.ts$/,
   /^test\/multi-instance\.test\.ts$/,
-  // the client's retries and throttling answer within a second or two; the /docs page drives Chromium
-  // with 10 s timeouts per step
+  // the client's retries and throttling answer within a second or two
   /^test\/client\/(create-retries|throttling-and-outages)\.test\.ts$/,
-  /^test\/docs\/docs-page\.test\.ts$/,
   // webhook deliveries must arrive within 5 to 30 s, retries and backoff included (the webhooks suites);
   // the client's feed follower must stop within a second of its abort
   /^test\/webhooks\/delivery(-instances)?\.test\.ts$/,
   /^test\/client\/events\.test\.ts$/
 ]
+
+/** Files of the paired group run at once. */
+const PAIRED_CONCURRENCY = 2
 
 /** The serial files `--quick` leaves out: SIGKILL, drain, soak and WORKERS, minutes together. */
 export const SLOW_FILES: readonly RegExp[] = [/^test\/reliability\//, /^test\/cluster\.test\.ts$/]
@@ -90,7 +107,7 @@ async function listTestFiles (dir: string): Promise<string[]> {
     .sort()
 }
 
-/** The two groups, every test file in exactly one. */
+/** The three groups, every test file in exactly one, in the order they run. */
 export async function testGroups (options: { quick: boolean, concurrency: number, only: string[] }): Promise<Group[]> {
   const matches = (file: string, patterns: readonly RegExp[]): boolean => patterns.some((pattern) => pattern.test(file))
   const only = options.only.map((file) => relative(ROOT, join(ROOT, file)).split('\\').join('/'))
@@ -98,13 +115,16 @@ export async function testGroups (options: { quick: boolean, concurrency: number
     .filter((file) => only.length === 0 || only.includes(file))
     .filter((file) => !(options.quick && matches(file, SLOW_FILES)))
   const serial = files.filter((file) => matches(file, SERIAL_FILES))
+  const paired = files.filter((file) => !serial.includes(file) && matches(file, PAIRED_FILES))
   const rank = (file: string): number => {
     const index = LONG_FILES.findIndex((pattern) => pattern.test(file))
     return index === -1 ? LONG_FILES.length : index
   }
-  const concurrent = files.filter((file) => !serial.includes(file)).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1))
+  const concurrent = files.filter((file) => !serial.includes(file) && !paired.includes(file))
+    .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1))
   return [
     { name: 'concurrent', files: concurrent, concurrency: options.concurrency },
+    { name: 'paired', files: paired, concurrency: PAIRED_CONCURRENCY },
     { name: 'serial', files: serial, concurrency: 1 }
   ].filter((group) => group.files.length > 0)
 }
