@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net'
 import type { TestContext } from 'node:test'
 import { join } from 'node:path'
 import { childEnv } from '../../tools/harness/child-env.js'
-import { assertFreshBuild } from '../../tools/harness/build-freshness.js'
+import { ensureFreshBuild } from '../../tools/harness/build-freshness.js'
 import { freePort } from '../../tools/harness/free-port.js'
 import { exitOf, type Exit } from '../../tools/harness/process-exit.js'
 import { PROJECT_ROOT } from '../../tools/harness/project-root.js'
@@ -36,10 +36,10 @@ export interface CliOptions {
 /**
  * Runs the CLI as the package's `bin` does, `node dist/bin/cli.js` (the build: a third of the CPU of
  * tsx compiling `src/bin/cli.ts` at every start), with `args` to completion (killed after 30 s),
- * and returns what it printed. Fails when `dist/` is older than `src/`.
+ * and returns what it printed. Runs `npm run build` first when `dist/` is older than `src/`.
  */
 export async function runCli (args: readonly string[], env: NodeJS.ProcessEnv, options: CliOptions = {}): Promise<CliResult> {
-  assertFreshBuild()
+  ensureFreshBuild()
   const root = options.installation ?? PROJECT_ROOT
   const child = spawn(process.execPath, [join(root, 'dist/bin/cli.js'), ...args], { cwd: options.cwd ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
@@ -69,11 +69,11 @@ export interface ServerProcesses {
  * Call it before `tempDir(t)`: cleanups run in the order they were registered,
  * so the processes are gone before their directory is removed.
  * They run the build (`node dist/bin/server.js`, as production does) unless `entry` is `source`;
- * it fails when `dist/` is older than `src/`.
+ * `npm run build` runs first when `dist/` is older than `src/`.
  */
 export function serverProcesses (t: TestContext, options: { entry?: ServerEntry } = {}): ServerProcesses {
   const entry = options.entry ?? 'build'
-  if (entry === 'build') assertFreshBuild()
+  if (entry === 'build') ensureFreshBuild()
   const started: ServerProcess[] = []
   t.after(async () => { await Promise.all(started.map((server) => server.kill())) })
   const spawnServer = async (env: Record<string, string>, place: ServerPlace = {}): Promise<ServerProcess> => {

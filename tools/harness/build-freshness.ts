@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { PROJECT_ROOT } from './project-root.js'
@@ -18,19 +19,26 @@ export function staleBuildFiles (root = PROJECT_ROOT): string[] {
     .sort()
 }
 
-let checked: string | undefined
+function describe (stale: string[]): string {
+  return stale.slice(0, 5).map((file) => `src/${file}`).join(', ') + (stale.length > 5 ? ` and ${stale.length - 5} more` : '')
+}
+
+let checked = false
 
 /**
- * Throws, naming the files, when `dist/` is older than `src/` (see {@link staleBuildFiles}); checked
- * once per process. `npm run test:suites` builds first when it is, so only a test file run on its
- * own can meet this.
+ * Makes sure `dist/` is as new as `src/` before a test starts the CLI or a server from it, once per
+ * process: when it is not (a test file run on its own after a change; `npm run test:suites` builds
+ * first), runs `npm run build` (whose files are replaced whole, so processes building at once do not
+ * harm each other), and throws, naming the files, if that did not bring it up to date.
  */
-export function assertFreshBuild (root = PROJECT_ROOT): void {
-  if (checked === root) return
-  const stale = staleBuildFiles(root)
+export function ensureFreshBuild (): void {
+  if (checked) return
+  const stale = staleBuildFiles()
   if (stale.length > 0) {
-    const shown = stale.slice(0, 5).join(', ') + (stale.length > 5 ? ` and ${stale.length - 5} more` : '')
-    throw new Error(`dist/ is older than src/ (${shown}): the servers and CLIs the tests start run the build; run npm run build (npm run test:suites does when needed)`)
+    process.stderr.write(`dist/ is older than src/ (${describe(stale)}): npm run build\n`)
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: PROJECT_ROOT, stdio: ['ignore', 2, 2] })
+    const still = staleBuildFiles()
+    if (still.length > 0) throw new Error(`dist/ is still older than src/ after npm run build (${describe(still)})`)
   }
-  checked = root
+  checked = true
 }
