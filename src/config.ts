@@ -1,6 +1,6 @@
-import { dirname, isAbsolute, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { isAbsolute, join, resolve } from 'node:path'
 import { BEARER_TOKEN } from './auth/api-keys.js'
+import { INSTALL_ROOT } from './install-root.js'
 import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite/busy-timeout.js'
 
 /** Where the catalogue lives, parsed from `DATABASE_URL`. */
@@ -128,12 +128,8 @@ export const DEFAULT_DATA_DIR = './data'
 export const DEFAULT_DATABASE_FILE = 'petstore.db'
 /** The store when neither `DATABASE_URL` nor `DATA_DIR` is set, as messages show it. */
 export const DEFAULT_DATABASE_URL = `sqlite:${DEFAULT_DATA_DIR}/${DEFAULT_DATABASE_FILE}`
-/**
- * The installation's root (where package.json is), found from this module (`src/` or `dist/`, one level
- * below it) rather than from the current directory: a relative SQLite path names the same file for the
- * server and the CLI wherever either is started.
- */
-export const INSTALL_ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
+/** The installation's root, against which a relative SQLite path or `DATA_DIR` is resolved (install-root.ts). */
+export { INSTALL_ROOT }
 const DEFAULT_POOL_SIZE = 10
 const DEFAULT_DATABASE_TIMEOUT_MS = 2000
 /** `API_KEY_CACHE_SECONDS` by engine: PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds. */

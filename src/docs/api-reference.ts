@@ -21,8 +21,9 @@ export const DOCS_CSP: Readonly<Record<string, string>> = Object.freeze({
   'frame-ancestors': "'none'"
 })
 
-// beside this module: src/docs/ when run from source, dist/docs/ once built (the build copies it there)
-const PLUGIN_FILE = new URL('./swagger-ui-plugin.js', import.meta.url)
+// src/docs/ when run from source, dist/docs/ once built (the build copies it there): from this module in
+// src/docs/ or dist/docs/, or from the server's bundle in dist/bin/, it is ../docs/
+const PLUGIN_FILE = new URL('../docs/swagger-ui-plugin.js', import.meta.url)
 
 type SwaggerUiPlugin = NonNullable<FastifySwaggerUiConfigOptions['plugins']>[number]
 
