@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
 import { addRoleCheck } from './auth/role-check.js'
@@ -49,6 +49,8 @@ export interface RegisteredRoute {
   methodNotAllowed: boolean
   /** True for the stand-ins that only answer 404 (paths that end in "/"). */
   notFound: boolean
+  /** Its schema as registered: what its validators and serializers are compiled from, on first use (test/http/schemas.test.ts). */
+  schema: FastifySchema | undefined
 }
 
 declare module 'fastify' {
@@ -131,7 +133,7 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   app.decorate('registeredRoutes', registeredRoutes)
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
-      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true, notFound: route.config?.notFound === true })
+      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true, notFound: route.config?.notFound === true, schema: route.schema })
     }
   })
 

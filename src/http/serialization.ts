@@ -25,12 +25,21 @@ export const buildSerializer: SerializerFactory = (externalSchemas, options) => 
   const byTarget = new Map<string, Serializer>()
   return (route) => {
     const target = sharedTarget(route.schema)
-    if (target === undefined) return compile(route)
+    if (target === undefined) return compiledOnFirstUse(() => compile(route))
     let serializer = byTarget.get(target)
     if (serializer === undefined) {
-      serializer = compile(route)
+      serializer = compiledOnFirstUse(() => compile(route))
       byTarget.set(target, serializer)
     }
     return serializer
   }
+}
+
+/**
+ * A serializer compiled on its first answer instead of at start: start-up compiled one for every
+ * answer of every route, and most are written never or much later (docs/performance.md#start-up).
+ */
+function compiledOnFirstUse (compile: () => Serializer): Serializer {
+  let compiled: Serializer | undefined
+  return (data) => (compiled ??= compile())(data)
 }

@@ -3,11 +3,11 @@ import { context, propagation, SpanStatusCode, trace, type Tracer } from '@opent
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-node'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { DatabaseLocation, TracingSettings } from '../config.js'
+import type { DatabaseLocation, TraceSampler, TracingSettings } from '../config.js'
 import { wrapStoreCalls } from '../store/wrap-store.js'
 
 // Loaded only when tracing is configured (app.ts imports this module dynamically): without
@@ -39,13 +39,14 @@ export interface Tracing {
 }
 
 /**
- * Starts OpenTelemetry: a tracer provider exporting OTLP/HTTP JSON to `settings.tracesUrl` in
- * batches (the SDK reads its other standard variables itself: `OTEL_SERVICE_NAME`,
- * `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, …),
+ * Starts OpenTelemetry: a tracer provider sampling as `settings.sampler` says and exporting OTLP/HTTP JSON
+ * to `settings.tracesUrl` in batches (the SDK reads its other standard variables itself: `OTEL_SERVICE_NAME`,
+ * `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_*`, …),
  * the official Fastify instrumentation and, on PostgreSQL, the pg instrumentation.
  */
 export function startTracing (settings: TracingSettings, database: DatabaseLocation): Tracing {
   const provider = new NodeTracerProvider({
+    sampler: samplerOf(settings.sampler),
     resource: resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }).merge(detectResources({ detectors: [envDetector] })),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.tracesUrl }))]
   })
@@ -98,6 +99,12 @@ export function startTracing (settings: TracingSettings, database: DatabaseLocat
       propagation.disable()
     }
   }
+}
+
+/** The SDK's sampler for the setting config.ts parsed from `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`. */
+function samplerOf (setting: TraceSampler): Sampler {
+  const root = setting.ratio === 1 ? new AlwaysOnSampler() : setting.ratio === 0 ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(setting.ratio)
+  return setting.parentBased ? new ParentBasedSampler({ root }) : root
 }
 
 function traceStore<S extends object> (store: S, tracer: Tracer, system: string): S {
