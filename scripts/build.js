@@ -22,7 +22,7 @@ const bin = join(root, 'dist', 'bin')
 /** Loaded from node_modules at run time, never bundled. */
 const EXTERNAL = [
   'better-sqlite3', 'better-sqlite3-node20', 'pg', 'pg-native',
-  '@opentelemetry/*', '@fastify/otel', '@fastify/swagger-ui', 'ioredis', 'undici'
+  '@opentelemetry/*', '@fastify/swagger-ui', 'ioredis', 'undici'
 ]
 
 execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
