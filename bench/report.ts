@@ -47,6 +47,7 @@ export interface PairRow {
   /** Median over rounds of the second role's figure ÷ the first's. */
   reqPerSecRatio?: number
   cpuPerRequestRatio?: number
+  p99Ratio?: number
   error?: string
 }
 
@@ -77,6 +78,8 @@ export interface Report {
   rows: ScenarioRow[]
   pairs: PairRow[]
   coldStartMs: number[]
+  /** The CPU time each start had used by its first 200 (bench/scenarios/cold-start.ts). */
+  coldStartCpuMs: number[]
   idleRssMb: number[]
   /** The service's RSS 1 s after it was ready on each store, before any load. */
   idleRssAfterReadyMb: Partial<Record<StoreKind, number>>
@@ -97,8 +100,19 @@ export const TARGETS = {
   listPostgresReqPerSecVsBare: 0.30,
   createPostgresReqPerSecVsBare: 0.25,
   listP99Ms: 5,
-  coldStartMs: 400,
-  idleRssMb: 80
+  coldStartMs: 300,
+  idleRssMb: 70,
+  /** listPets CPU per request with tracing on at a sampler ratio of 0.1, × tracing off. */
+  tracingRatioCpu: 1.10,
+  /** listPets CPU per request with every request traced, × tracing off; and its p99. */
+  tracingAllCpu: 1.3,
+  tracingAllP99: 1.5
+} as const
+
+/** The tracing comparisons' names (bench/scenarios/tracing.ts), which the targets look up. */
+export const TRACING_COMPARISONS = {
+  ratio: 'tracing, sampler ratio 0.1 vs off, listPets (sqlite)',
+  all: 'tracing, every request sampled vs off, listPets (sqlite)'
 } as const
 
 export function summarize (rounds: Rounds): Record<string, Figures> {
@@ -140,7 +154,8 @@ export function pairRow (comparison: string, roles: [string, string], rounds: Ro
     figures: summarize(rounds),
     rounds,
     reqPerSecRatio: pairedRatio(rounds[roles[1]], rounds[roles[0]], reqPerSec),
-    cpuPerRequestRatio: pairedRatio(rounds[roles[1]], rounds[roles[0]], cpuPerRequest)
+    cpuPerRequestRatio: pairedRatio(rounds[roles[1]], rounds[roles[0]], cpuPerRequest),
+    p99Ratio: pairedRatio(rounds[roles[1]], rounds[roles[0]], (m) => m.latencyMs.p99)
   }
 }
 
@@ -180,6 +195,10 @@ export function evaluateTargets (report: Report): Check[] {
   atMost(`p99 of listPets at ${CONNECTIONS} connections (sqlite)`, row('listPets', 'sqlite')?.figures.service?.p99Ms, TARGETS.listP99Ms, 'ms', 2)
   atMost(`cold start to first 200 (sqlite, median of ${report.coldStartMs.length})`, median(report.coldStartMs), TARGETS.coldStartMs, 'ms', 0)
   atMost('idle RSS (sqlite, 1 s after the first 200)', median(report.idleRssMb), TARGETS.idleRssMb, 'MB', 1)
+  const tracingPair = (comparison: string): PairRow | undefined => report.pairs.find((pair) => pair.comparison === comparison)
+  atMost('listPets (sqlite) with tracing at a sampler ratio of 0.1: CPU/request vs tracing off', tracingPair(TRACING_COMPARISONS.ratio)?.cpuPerRequestRatio, TARGETS.tracingRatioCpu)
+  atMost('listPets (sqlite) with every request traced: CPU/request vs tracing off', tracingPair(TRACING_COMPARISONS.all)?.cpuPerRequestRatio, TARGETS.tracingAllCpu)
+  atMost('listPets (sqlite) with every request traced: p99 vs tracing off', tracingPair(TRACING_COMPARISONS.all)?.p99Ratio, TARGETS.tracingAllP99)
   return checks
 }
 
@@ -197,7 +216,8 @@ export function evaluateChecks (report: Report): Check[] {
     const rss = first.figures.service?.rssMaxMb
     checks.push({ check: `loaded RSS (${store}), largest during listPets`, measured: `${fmt(rss, 1)} MB`, target: '–', met: undefined })
   }
-  for (const pair of report.pairs) {
+  // the tracing pairs have targets of their own (evaluateTargets)
+  for (const pair of report.pairs.filter((candidate) => !Object.values<string>(TRACING_COMPARISONS).includes(candidate.comparison))) {
     const workers = pair.comparison.startsWith('WORKERS')
     checks.push({
       check: `${pair.comparison}, req/s (CPU/request ${times(pair.cpuPerRequestRatio)})`,
@@ -258,7 +278,7 @@ function markdown (report: Report): string {
   }
   lines.push('', '## Other checks (reported, never enforced)', '', '| check | measured | target | |', '|---|--:|---|---|')
   for (const check of report.checks) lines.push(`| ${check.check} | ${check.measured} | ${check.target} | ${verdict(check.met)} |`)
-  lines.push('', `Cold starts: ${report.coldStartMs.map((ms) => `${fmt(ms)} ms`).join(', ') || '–'}; idle RSS: ${report.idleRssMb.map((mb) => `${fmt(mb, 1)} MB`).join(', ') || '–'}.`)
+  lines.push('', `Cold starts: ${report.coldStartMs.map((ms) => `${fmt(ms)} ms`).join(', ') || '–'} (CPU by then: ${report.coldStartCpuMs.map((ms) => `${fmt(ms)} ms`).join(', ') || '–'}); idle RSS: ${report.idleRssMb.map((mb) => `${fmt(mb, 1)} MB`).join(', ') || '–'}.`)
   lines.push('', '## Notes', '', ...report.notes.map((note) => `- ${note}`))
   if (report.harnessErrors.length > 0) lines.push('', '## What could not be measured', '', ...report.harnessErrors.map((error) => `- ${error.split('\n')[0] ?? ''}`))
   return `${lines.join('\n')}\n`
