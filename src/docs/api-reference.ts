@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
-import swaggerUi from '@fastify/swagger-ui'
 import type { FastifySwaggerUiConfigOptions } from '@fastify/swagger-ui'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 
 /** Where the API reference page lives: outside `/v1` and public, like the document it shows. */
 export const DOCS_PREFIX = '/docs'
@@ -59,13 +59,57 @@ export function pathsForThePage (paths: unknown): unknown {
   })) as unknown
 }
 
+// headers of the page's own answer that describe its connection, not the one it is passed on over
+const CONNECTION_HEADERS = new Set(['connection', 'content-length', 'date', 'keep-alive', 'transfer-encoding'])
+
 /**
  * `GET /docs`: Swagger UI on the served OpenAPI document, every asset from this service
  * (the Swagger UI build shipped inside @fastify/swagger-ui). Its routes are hidden from the document.
+ *
+ * The page is built on its first request, not at start (docs/performance.md#start-up): @fastify/swagger-ui
+ * and the static file server it brings were about a sixth of start-up, for a page many processes never
+ * serve. Until then only two routes exist here (`/docs` and `/docs/*`); the first request builds the page as
+ * an app of its own, and every request is answered by it (status, headers, body), within this app's hooks:
+ * its security headers, metrics and access line are this app's. What the page does not serve is this
+ * app's 404.
  */
 const apiReference: FastifyPluginAsync = async (app) => {
-  const pluginSource = await readFile(PLUGIN_FILE, 'utf8')
-  await app.register(swaggerUi, {
+  let page: Promise<FastifyInstance> | undefined
+  const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    page ??= buildPage(app).catch((error: unknown) => {
+      page = undefined
+      throw error
+    })
+    // HEAD as GET: this app's HEAD route sends the headers of the GET answer, without its body
+    const answer = await (await page).inject({ method: 'GET', url: request.url, headers: request.headers })
+    if (answer.statusCode === 404) {
+      // this app's 404, under the page's CSP where the page gave its own 404 one
+      const csp = answer.headers['content-security-policy']
+      if (csp !== undefined) reply.header('content-security-policy', csp)
+      reply.callNotFound()
+      return reply
+    }
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !CONNECTION_HEADERS.has(name)) reply.header(name, value)
+    }
+    reply.code(answer.statusCode)
+    // a redirect or a 304 has no body, and no content type to add for one
+    return answer.rawPayload.length === 0 ? reply.send() : reply.send(answer.rawPayload)
+  }
+  app.get(DOCS_PREFIX, { schema: { hide: true } }, serve)
+  app.get(`${DOCS_PREFIX}/*`, { schema: { hide: true } }, serve)
+}
+
+/** The page: @fastify/swagger-ui in an app of its own, on `app`'s document. */
+async function buildPage (app: FastifyInstance): Promise<FastifyInstance> {
+  const [{ default: Fastify }, { default: swaggerUi }, pluginSource] = await Promise.all([
+    import('fastify'), import('@fastify/swagger-ui'), readFile(PLUGIN_FILE, 'utf8')
+  ])
+  const page = Fastify({ logger: false, routerOptions: { maxParamLength: 1000 } })
+  // what @fastify/swagger-ui takes from @fastify/swagger: the document, built by `app`'s
+  page.decorate('swagger', app.swagger.bind(app))
+  await page.register(fp(async () => {}, { name: '@fastify/swagger' }))
+  await page.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     // loaded after Swagger UI's scripts and before it starts (on window load)
     theme: { title: 'Pet Store API reference', js: [{ filename: 'petstore-plugin.js', content: pluginSource }] },
@@ -91,6 +135,8 @@ const apiReference: FastifyPluginAsync = async (app) => {
     }),
     staticCSP: { ...DOCS_CSP }
   })
+  await page.ready()
+  return page
 }
 
 export default apiReference
