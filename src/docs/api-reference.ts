@@ -37,6 +37,9 @@ interface PageGlobals {
 function usePetstorePlugin (system: unknown): ReturnType<SwaggerUiPlugin> {
   return (globalThis as unknown as PageGlobals).petstoreSwaggerUiPlugin(system)
 }
+// ...as the text toString gives, fixed here so that the page's bytes do not depend on which tool printed
+// this module (tsc's modules, the esbuild bundle and tsx each indent it their own way)
+usePetstorePlugin.toString = () => 'function usePetstorePlugin(system) {\n    return globalThis.petstoreSwaggerUiPlugin(system);\n}'
 
 function serversOf (document: Readonly<Record<string, unknown>>): unknown[] {
   return Array.isArray(document.servers) ? document.servers : []
