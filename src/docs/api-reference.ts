@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import type { FastifySwaggerUiConfigOptions } from '@fastify/swagger-ui'
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
 /** Where the API reference page lives: outside `/v1` and public, like the document it shows. */
@@ -105,9 +105,7 @@ const apiReference: FastifyPluginAsync = async (app) => {
 
 /** The page: @fastify/swagger-ui in an app of its own, on `app`'s document. */
 async function buildPage (app: FastifyInstance): Promise<FastifyInstance> {
-  const [{ default: Fastify }, { default: swaggerUi }, pluginSource] = await Promise.all([
-    import('fastify'), import('@fastify/swagger-ui'), readFile(PLUGIN_FILE, 'utf8')
-  ])
+  const [{ default: swaggerUi }, pluginSource] = await Promise.all([import('@fastify/swagger-ui'), readFile(PLUGIN_FILE, 'utf8')])
   const page = Fastify({ logger: false, routerOptions: { maxParamLength: 1000 } })
   // what @fastify/swagger-ui takes from @fastify/swagger: the document, built by `app`'s
   page.decorate('swagger', app.swagger.bind(app))
