@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { stringify } from 'yaml'
 import { allowOnly } from '../http/method-not-allowed.js'
 import { API_VERSION } from '../docs/openapi.js'
 
@@ -34,8 +35,9 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] } }
     }
   }, async (_request, reply) => {
-    // loaded on the first request for it: the YAML library costs start-up time every process would pay
-    yaml ??= (await import('yaml')).stringify(app.swagger(), { schema: 'yaml-1.1' })
+    // imported with the module: @fastify/swagger loads the YAML library at start anyway, and the server's
+    // bundle would give a dynamic import of it (CommonJS) no named exports
+    yaml ??= stringify(app.swagger(), { schema: 'yaml-1.1' })
     return reply.type('application/yaml; charset=utf-8').send(yaml)
   })
 
