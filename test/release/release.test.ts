@@ -145,7 +145,7 @@ describe('the release directory (npm run release)', () => {
         for (const [url, expected] of await answersOfTheModules(env, SAME_AS_THE_MODULES)) {
           const res = await fetch(`${server.baseUrl}${url}`, { redirect: 'manual' })
           assert.equal(res.status, expected.status, url)
-          assert.equal(res.headers.get('content-type'), expected.type, url)
+          assert.equal(res.headers.get('content-type') ?? undefined, expected.type, url)
           assert.ok(Buffer.from(await res.arrayBuffer()).equals(expected.body), `${url} differs between the bundle and the modules`)
         }
       }
