@@ -19,16 +19,14 @@ export function toInt64 (value: bigint): Int64 {
   return value >= MIN_SAFE && value <= MAX_SAFE ? Number(value) : value
 }
 
-// at most 15 digits: always a safe integer, read as a number without a bigint
-const SHORT_DECIMAL = /^-?\d{1,15}$/
-
 /**
  * The integer that plain decimal digits (`-?\d+`, as a path or query parameter is written) denote, in
  * the {@link Int64} form; values beyond int64 come back as bigints too, for validation to refuse by
  * their bounds. The caller has checked the text is decimal digits.
  */
 export function int64FromDecimal (text: string): Int64 {
-  return SHORT_DECIMAL.test(text) ? Number(text) : toInt64(BigInt(text))
+  // at most 15 characters: at most 15 digits, always a safe integer, read as a number without a bigint
+  return text.length <= 15 ? Number(text) : toInt64(BigInt(text))
 }
 
 /** Whether `value` is an int64 in the canonical {@link Int64} form. */
