@@ -122,7 +122,7 @@ function createAjv (externalSchemas: Record<string, unknown>): Ajv {
   // int32 documents the wire type for OpenAPI; the range is enforced by minimum/maximum
   ajv.addFormat('int32', { type: 'number', validate: () => true })
   // an int64 schema is rewritten into this keyword (withInt64Keyword)
-  ajv.addKeyword({ keyword: INT64_KEYWORD, schemaType: 'object', errors: true, compile: compileInt64Range as never })
+  ajv.addKeyword({ keyword: INT64_KEYWORD, schemaType: 'object', errors: true, compile: (range: Int64Range) => compileInt64Range(range) })
   // words for a pattern's error message (validation-messages.ts); annotation only
   ajv.addKeyword({ keyword: PATTERN_DESCRIPTION_KEYWORD, schemaType: 'string' })
   // the value the route uses for an omitted field; annotation only (the route fills it in)
