@@ -26,7 +26,7 @@ interface RoundedLiteral {
 /** What the scan of a body found among its number literals. */
 interface NumberLiterals {
   rounded: RoundedLiteral[]
-  /** Some whole number is beyond ±(2^53−1): JSON.parse rounded it, so the body is parsed again, exactly. */
+  /** Some whole number is beyond ±(2^53−1), which JSON.parse would round: the body is parsed exactly. */
   unsafe: boolean
 }
 
@@ -36,7 +36,7 @@ interface NumberLiterals {
  * {@link refuseRoundedIntegers}), when the schema has said which fields are integers.
  * A whole number written with a fraction or exponent (`1.0`, `1e2`) is an integer, as
  * JSON Schema says, and is not noted; one beyond 2^53 (an int64 such as `9007199254740993`
- * or `1e18`) marks the body for the exact parse.
+ * or `1e18`) marks the body for the exact parse. Runs before the parse, which it chooses.
  */
 function scanNumberLiterals (text: string): NumberLiterals {
   const found: NumberLiterals = { rounded: [], unsafe: false }
@@ -74,18 +74,24 @@ function parseJsonBody (body: Buffer): unknown {
     throw new ApiError('malformed_json', 'The request body is not valid UTF-8.')
   }
   if (text.trim() === '') throw new ApiError('invalid_request', 'body: a JSON object is required, but the body is empty')
+  let literals: NumberLiterals | undefined
+  try {
+    literals = scanNumberLiterals(text)
+  } catch {
+    // malformed text (a key with a bad escape): the parser below says what is wrong
+  }
   let value: unknown
   try {
-    value = secureParse(text)
+    // rare (an int64 beyond 2^53): such numbers are parsed as exact bigints (json/exact-json.ts), with the same
+    // parser, errors and prototype-key refusal; otherwise the native parse alone
+    value = literals?.unsafe === true ? parseJsonExactly(text, secureParse) : secureParse(text)
   } catch (error) {
     const reason = (error as Error).message
     throw /forbidden prototype property/.test(reason)
       ? new ApiError('invalid_request', 'body: the keys "__proto__" and "constructor.prototype" are not allowed')
       : new ApiError('malformed_json', `The request body is not valid JSON: ${reason}`)
   }
-  const { rounded, unsafe } = scanNumberLiterals(text)
-  // rare (an int64 beyond 2^53): parsed again, with such numbers as exact bigints (json/exact-json.ts)
-  if (unsafe) value = parseJsonExactly(text, secureParse)
+  const rounded = literals?.rounded ?? []
   if (rounded.length > 0 && typeof value === 'object' && value !== null) roundedLiterals.set(value, rounded)
   return value
 }

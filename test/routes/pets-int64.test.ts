@@ -165,7 +165,7 @@ for (const store of testStores()) {
 }
 
 describe('the served document and int64', () => {
-  test('When the document is read, then categoryId, Pet.id and petId have int64\'s bounds digit for digit, in JSON and YAML', async (t) => {
+  test('When the document is read, then categoryId, Pet.id and petId have int64\'s bounds digit for digit, in JSON and YAML, also on the /docs page', async (t) => {
     const api = await buildTestApp(t, { withKey: false })
 
     const json = (await api.app.inject({ method: 'GET', url: '/v1/openapi.json' })).body
@@ -183,5 +183,10 @@ describe('the served document and int64', () => {
     assert.match(yaml, /\n\s+minimum: -9223372036854775808\n\s+maximum: 9223372036854775807\n/)
     assert.ok(!yaml.includes('9223372036854776000'))
     assert.match(String(NewPet?.properties.categoryId?.description), /JSON\.parse.*@petstore\/client/)
+    // the /docs page's copy of the document too
+    const page = await api.app.inject({ method: 'GET', url: '/docs/json' })
+    assert.equal(page.statusCode, 200)
+    assert.match(page.body, /"minimum":-9223372036854775808,"maximum":9223372036854775807/)
+    assert.ok(!page.body.includes('9223372036854776000'))
   })
 })
