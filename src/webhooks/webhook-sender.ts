@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { Agent, request } from 'undici'
 import type { WebhookSettings } from '../config.js'
 import { INSTALL_ROOT } from '../install-root.js'
+import { stringifyJson } from '../json/exact-json.js'
 import type { Event } from '../schemas/event.js'
 import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
 import { signWebhook } from './signature.js'
@@ -72,7 +73,8 @@ export class WebhookSender {
     }
     const id = String(event.id)
     const timestamp = Math.floor(now.getTime() / 1000)
-    const body = JSON.stringify(event)
+    // int64 values beyond 2^53 digit for digit, as the feed writes them
+    const body = stringifyJson(event)
     try {
       const { agent, request } = await (this.#client ??= this.#connect())
       const answer = await request(target, {

@@ -4,6 +4,8 @@ import { StoreUnavailableError } from '../../errors/catalogue.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
 import { petUpdatedData } from '../../events/pet-events.js'
+import { stringifyJson } from '../../json/exact-json.js'
+import type { Int64 } from '../../json/int64.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
 import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
@@ -140,12 +142,12 @@ export class PostgresPetStore implements PetStore {
     return firstRow(rows).deleted
   }
 
-  async findPetById (id: number): Promise<Pet | undefined> {
+  async findPetById (id: Int64): Promise<Pet | undefined> {
     const rows = await this.#query<PetRow>(SQL.findPet, [id])
     return rows[0] === undefined ? undefined : rowToPet(rows[0])
   }
 
-  async updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
+  async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
     let wrote = false
     try {
       return await this.#transaction(async (client) => {
@@ -154,7 +156,7 @@ export class PostgresPetStore implements PetStore {
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true
-          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), JSON.stringify(petUpdatedData(outcome.previous, pet))] })
+          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), stringifyJson(petUpdatedData(outcome.previous, pet))] })
         }
         return outcome
       })
