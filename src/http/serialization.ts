@@ -30,8 +30,7 @@ function withoutInt64Bounds<T> (schema: T): T {
  * compiling each of them again was a tenth of start-up (docs/performance.md).
  */
 export const buildSerializer: SerializerFactory = (externalSchemas, options) => {
-  const compileAsIs = SerializerSelector()(withoutInt64Bounds(externalSchemas), options)
-  const compile = (route: Parameters<typeof compileAsIs>[0]): Serializer => compileAsIs({ ...route, schema: withoutInt64Bounds(route.schema) })
+  const compile = serializerCompiler(externalSchemas, options)
   const byTarget = new Map<string, Serializer>()
   return (route) => {
     const target = sharedTarget(route.schema)
@@ -43,6 +42,14 @@ export const buildSerializer: SerializerFactory = (externalSchemas, options) => 
     }
     return serializer
   }
+}
+
+type CompileSerializer = ReturnType<ReturnType<typeof SerializerSelector>>
+
+/** What compiles one route answer's serializer, as the service compiles it, at once (test/http/schemas.test.ts compiles them all). */
+export function serializerCompiler (externalSchemas: Parameters<SerializerFactory>[0], options: Parameters<SerializerFactory>[1]): (route: Parameters<CompileSerializer>[0]) => Serializer {
+  const compileAsIs = SerializerSelector()(withoutInt64Bounds(externalSchemas), options)
+  return (route) => compileAsIs({ ...route, schema: withoutInt64Bounds(route.schema) })
 }
 
 /**

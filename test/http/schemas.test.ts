@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import { serializerCompiler } from '../../src/http/serialization.js'
 import { compileRoutePart, createAjv } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers/build-app.js'
 
@@ -14,7 +14,7 @@ test('When the app is built, then every route\'s schema is valid JSON Schema, an
   const { app } = await buildTestApp(t)
   const shared = app.getSchemas()
   const ajv = createAjv(shared, { validateSchema: true })
-  const serializerFor = SerializerSelector()(shared, {})
+  const serializerFor = serializerCompiler(shared, {})
   const routes = app.registeredRoutes.filter((route) => route.schema !== undefined)
   assert.ok(routes.length >= 20, `only ${routes.length} routes have a schema`)
 
