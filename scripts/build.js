@@ -47,6 +47,10 @@ await build({
   external: EXTERNAL,
   // the bundled CommonJS packages (Fastify, pino, …) require Node's built-ins
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  // whitespace and syntax only: names stay (stack traces, Function#name); the source map leads back to src/.
+  // A smaller file to read, parse and keep in memory: about 6 ms of CPU and 1 MB of RSS (docs/performance.md)
+  minifyWhitespace: true,
+  minifySyntax: true,
   sourcemap: 'linked',
   logLevel: 'warning'
 })

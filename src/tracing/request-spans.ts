@@ -50,15 +50,6 @@ export class RequestSampler implements Sampler {
  * traffic costs about that share of tracing everything (docs/performance.md).
  */
 export function requestSpans (tracer: Tracer, setting: TraceSampler, sampler: Sampler): (app: FastifyInstance) => Promise<void> {
-  const recorded = (parent: Context, callerTraceId: string | undefined, method: string, route: string | undefined): boolean => {
-    // with a caller's trace: its sampled flag (parent-based), or the ratio applied to its trace id, as the SDK does
-    if (callerTraceId !== undefined) {
-      return sampler.shouldSample(parent, callerTraceId, `${method} ${route ?? 'unmatched'}`, SpanKind.SERVER, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED
-    }
-    // a new trace: its id is random, so keeping it by its id (traceidratio) is keeping it with this probability
-    return setting.ratio >= 1 || (setting.ratio > 0 && Math.random() < setting.ratio)
-  }
-
   return fp(async (app: FastifyInstance) => {
     app.decorateRequest(kSpan, undefined)
     app.decorateRequest(kTraceId, undefined)
@@ -71,11 +62,18 @@ export function requestSpans (tracer: Tracer, setting: TraceSampler, sampler: Sa
       const caller = trace.getSpanContext(parent)
       const callerTraceId = caller !== undefined && trace.isSpanContextValid(caller) ? caller.traceId : undefined
       traced[kTraceId] = callerTraceId
-      const route = request.routeOptions.url
-      if (!recorded(parent, callerTraceId, request.method, route)) {
+      const recorded = callerTraceId === undefined
+        // a new trace: its id is random, so keeping it by its id (traceidratio) is keeping it with this probability
+        ? setting.ratio >= 1 || (setting.ratio > 0 && Math.random() < setting.ratio)
+        // a caller's trace: its sampled flag (parent-based), or the ratio applied to its trace id, as the SDK
+        // decides (its samplers do not read the span's name)
+        : sampler.shouldSample(parent, callerTraceId, request.method, SpanKind.SERVER, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED
+      if (!recorded) {
         done()
         return
       }
+      // read once, and only now: Fastify builds routeOptions anew on each read
+      const route = request.routeOptions.url
       const attributes: Attributes = { 'http.request.method': request.method, 'url.path': request.url }
       if (route !== undefined) attributes['http.route'] = route
       const span = tracer.startSpan(`${request.method} ${route ?? 'unmatched'}`, { kind: SpanKind.SERVER, attributes }, parent.setValue(RECORDED_REQUEST, true))
