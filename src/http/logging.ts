@@ -1,6 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { ISSUED_API_KEY } from '../auth/api-keys.js'
 import type { LogLevel } from '../config.js'
+import { batchedStdout } from './log-destination.js'
 
 /** Where log lines go when not stdout (tests read them back). */
 export interface LogStream {
@@ -58,7 +59,8 @@ interface LoggedRequest {
 
 /**
  * pino options for the service: JSON lines, the request id on every line about a request
- * (Fastify adds it), and no key material: credentials in headers and URLs are redacted.
+ * (Fastify adds it), and no key material: credentials in headers and URLs are redacted. Lines go to
+ * `stream`, else to standard output in batches ({@link batchedStdout}).
  */
 export function loggerOptions (level: LogLevel, stream?: LogStream): FastifyServerOptions['logger'] & object {
   return {
@@ -73,7 +75,7 @@ export function loggerOptions (level: LogLevel, stream?: LogStream): FastifyServ
         remotePort: request.socket?.remotePort
       })
     },
-    ...(stream === undefined ? {} : { stream })
+    stream: stream ?? batchedStdout()
   }
 }
 
