@@ -1,21 +1,23 @@
-import type { Histogram } from 'prom-client'
+import type { TallyHistogram } from './tally.js'
 import { wrapStoreCalls, type StoreCall } from '../store/wrap-store.js'
 
 /** The store with every call timed into `histogram`, by method and outcome (ok or error). */
-export function instrumentStore<S extends object> (store: S, histogram: Histogram<'method' | 'outcome'>): S {
+export function instrumentStore<S extends object> (store: S, histogram: TallyHistogram<'method' | 'outcome'>): S {
   return wrapStoreCalls(store, (call, name) => timed(call, name, histogram))
 }
 
-function timed (call: StoreCall, name: string, histogram: Histogram<'method' | 'outcome'>): StoreCall {
+function timed (call: StoreCall, method: string, histogram: TallyHistogram<'method' | 'outcome'>): StoreCall {
+  const ok = { method, outcome: 'ok' }
+  const error = { method, outcome: 'error' }
   return async (...args: unknown[]) => {
-    const end = histogram.startTimer({ method: name })
+    const start = performance.now()
     try {
       const result = await call(...args)
-      end({ outcome: 'ok' })
+      histogram.observe(ok, (performance.now() - start) / 1000)
       return result
-    } catch (error) {
-      end({ outcome: 'error' })
-      throw error
+    } catch (failure) {
+      histogram.observe(error, (performance.now() - start) / 1000)
+      throw failure
     }
   }
 }
