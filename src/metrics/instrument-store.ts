@@ -1,4 +1,4 @@
-import type { TallyHistogram } from './tally.js'
+import type { HistogramSeries, TallyHistogram } from './tally.js'
 import { wrapStoreCalls, type StoreCall } from '../store/wrap-store.js'
 
 /** The store with every call timed into `histogram`, by method and outcome (ok or error). */
@@ -7,16 +7,17 @@ export function instrumentStore<S extends object> (store: S, histogram: TallyHis
 }
 
 function timed (call: StoreCall, method: string, histogram: TallyHistogram<'method' | 'outcome'>): StoreCall {
-  const ok = { method, outcome: 'ok' }
-  const error = { method, outcome: 'error' }
+  // made on first use: a series appears once it has a sample, as prom-client's do
+  let ok: HistogramSeries | undefined
+  let error: HistogramSeries | undefined
   return async (...args: unknown[]) => {
     const start = performance.now()
     try {
       const result = await call(...args)
-      histogram.observe(ok, (performance.now() - start) / 1000)
+      ;(ok ??= histogram.series({ method, outcome: 'ok' })).observe((performance.now() - start) / 1000)
       return result
     } catch (failure) {
-      histogram.observe(error, (performance.now() - start) / 1000)
+      ;(error ??= histogram.series({ method, outcome: 'error' })).observe((performance.now() - start) / 1000)
       throw failure
     }
   }

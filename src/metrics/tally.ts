@@ -36,7 +36,7 @@ abstract class Tally<L extends string, S> {
   readonly aggregator = 'sum' as const
   readonly #labelNames: readonly L[]
   // label values joined by SEPARATOR → the series' labels and numbers
-  #series = new Map<string, { labels: Record<L, string>, data: S }>()
+  readonly #series = new Map<string, { labels: Record<L, string>, data: S }>()
 
   constructor (options: TallyOptions<L>) {
     this.name = options.name
@@ -47,7 +47,8 @@ abstract class Tally<L extends string, S> {
 
   protected abstract newData (): S
 
-  protected seriesOf (labels: Readonly<Record<L, string>>): S {
+  /** The series of `labels`, made on first use: keep it to count into it without finding it again. */
+  series (labels: Readonly<Record<L, string>>): S {
     let key = ''
     for (const name of this.#labelNames) key += `${labels[name]}${SEPARATOR}`
     let series = this.#series.get(key)
@@ -58,14 +59,16 @@ abstract class Tally<L extends string, S> {
     return series.data
   }
 
-  protected get series (): Iterable<{ labels: Record<L, string>, data: S }> {
+  protected get allSeries (): Iterable<{ labels: Record<L, string>, data: S }> {
     return this.#series.values()
   }
 
-  /** Forgets every series (prom-client's `Registry.resetMetrics` calls it). */
+  /** Sets every series back to zero (prom-client's `Registry.resetMetrics` calls it); kept series stay valid. */
   reset (): void {
-    this.#series = new Map()
+    for (const { data } of this.#series.values()) this.zero(data)
   }
+
+  protected abstract zero (data: S): void
 
   abstract get (): Promise<Exported>
 }
@@ -73,31 +76,58 @@ abstract class Tally<L extends string, S> {
 // never inside a label value of ours (operation ids, statuses, key names are printable)
 const SEPARATOR = '\u0000'
 
+/** One series of a {@link TallyCounter}. */
+export class CounterSeries {
+  value = 0
+
+  inc (value = 1): void {
+    this.value += value
+  }
+}
+
 /** A counter: {@link Tally}. */
-export class TallyCounter<L extends string> extends Tally<L, { value: number }> {
+export class TallyCounter<L extends string> extends Tally<L, CounterSeries> {
   readonly type = 'counter' as const
 
-  protected newData (): { value: number } {
-    return { value: 0 }
+  protected newData (): CounterSeries {
+    return new CounterSeries()
+  }
+
+  protected zero (data: CounterSeries): void {
+    data.value = 0
   }
 
   inc (labels: Readonly<Record<L, string>>, value = 1): void {
-    this.seriesOf(labels).value += value
+    this.series(labels).inc(value)
   }
 
   async get (): Promise<Exported> {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...this.series].map(({ labels, data }) => ({ labels, value: data.value })) }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...this.allSeries].map(({ labels, data }) => ({ labels, value: data.value })) }
   }
 }
 
-interface HistogramData {
+/** One series of a {@link TallyHistogram}. */
+export class HistogramSeries {
   /** Observations per bucket (not cumulative); the last counts those above every bound. */
-  counts: Float64Array
-  sum: number
+  readonly counts: Float64Array
+  sum = 0
+  readonly #bounds: readonly number[]
+
+  constructor (bounds: readonly number[]) {
+    this.#bounds = bounds
+    this.counts = new Float64Array(bounds.length + 1)
+  }
+
+  observe (value: number): void {
+    let bucket = 0
+    while (bucket < this.#bounds.length && value > (this.#bounds[bucket] as number)) bucket++
+    ;(this.counts[bucket] as number)++
+    this.sum += value
+  }
 }
 
 /** A histogram with fixed upper bounds, in the unit observed: {@link Tally}. */
-export class TallyHistogram<L extends string> extends Tally<L, HistogramData> {
+export class TallyHistogram<L extends string> extends Tally<L, HistogramSeries> {
   readonly type = 'histogram' as const
   readonly #buckets: readonly number[]
 
@@ -106,21 +136,22 @@ export class TallyHistogram<L extends string> extends Tally<L, HistogramData> {
     this.#buckets = [...options.buckets].sort((a, b) => a - b)
   }
 
-  protected newData (): HistogramData {
-    return { counts: new Float64Array(this.#buckets.length + 1), sum: 0 }
+  protected newData (): HistogramSeries {
+    return new HistogramSeries(this.#buckets)
+  }
+
+  protected zero (data: HistogramSeries): void {
+    data.counts.fill(0)
+    data.sum = 0
   }
 
   observe (labels: Readonly<Record<L, string>>, value: number): void {
-    const data = this.seriesOf(labels)
-    let bucket = 0
-    while (bucket < this.#buckets.length && value > (this.#buckets[bucket] as number)) bucket++
-    ;(data.counts[bucket] as number)++
-    data.sum += value
+    this.series(labels).observe(value)
   }
 
   async get (): Promise<Exported> {
     const values: Sample[] = []
-    for (const { labels, data } of this.series) {
+    for (const { labels, data } of this.allSeries) {
       let cumulative = 0
       this.#buckets.forEach((bound, index) => {
         cumulative += data.counts[index] as number
