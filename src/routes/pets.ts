@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AuthenticatedKey } from '../auth/bearer-auth.js'
+import type { CounterSeries } from '../metrics/tally.js'
 import { baseUrlFor } from '../http/base-url.js'
 import { ApiError } from '../errors/catalogue.js'
 import { ifNoneMatchMatches, strongEtag } from '../http/etag.js'
@@ -33,6 +35,30 @@ function sendPage (reply: FastifyReply, page: CachedPage): FastifyReply {
 const pets: FastifyPluginAsyncTypebox = async (app) => {
   // hot pages, reused while the store's list version holds (docs/performance.md)
   const pages = new PageCache(app.clock)
+
+  // the request's host matters only when a staging address is configured
+  const baseUrlOf = (request: FastifyRequest): string => app.config.stagingBaseUrl === undefined ? app.config.publicBaseUrl : baseUrlFor(app.config, request.host)
+  // getPet's headers, made once per base address (there are one or two)
+  const headersByBaseUrl = new Map<string, Readonly<Record<string, string>>>()
+  const deprecationHeaders = (baseUrl: string): Readonly<Record<string, string>> => {
+    let headers = headersByBaseUrl.get(baseUrl)
+    if (headers === undefined) {
+      headers = Object.freeze({ ...GET_PET_HEADERS, link: `<${baseUrl}/pets>; rel="successor-version"` })
+      headersByBaseUrl.set(baseUrl, headers)
+    }
+    return headers
+  }
+  // the deprecated-calls series of each key, kept
+  const deprecatedCalls = new Map<string, CounterSeries>()
+  const deprecatedCallsOf = (key: AuthenticatedKey): CounterSeries => {
+    const id = `${key.scope} ${key.role} ${key.name}`
+    let series = deprecatedCalls.get(id)
+    if (series === undefined) {
+      series = app.metrics.deprecatedCalls.series({ operation: 'getPet', api_key: key.name, role: key.role })
+      deprecatedCalls.set(id, series)
+    }
+    return series
+  }
 
   app.get('/pets', {
     schema: {
@@ -173,9 +199,8 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     },
     // onSend also runs for answers that end early (401, 400, 410), so every answer is marked
     onSend: (request, reply, payload, done) => {
-      reply.headers(GET_PET_HEADERS)
-      reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
-      if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name, role: request.apiKey.role })
+      reply.headers(deprecationHeaders(baseUrlOf(request)))
+      if (request.apiKey !== null) deprecatedCallsOf(request.apiKey).inc()
       if (reply.statusCode !== 200 || typeof payload !== 'string') {
         done(null, payload)
         return
