@@ -91,11 +91,11 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       const error = bearer.reason === 'missing' ? CHALLENGE : `${CHALLENGE}, error="invalid_request"`
       throw new ApiError('unauthorized', MESSAGES[bearer.reason], { 'www-authenticate': error })
     }
-    const digest = digestApiKey(bearer.token)
+    const hash = hashApiKey(bearer.token)
     // every key from the environment is compared, so the time does not tell which one (or which role) holds it
-    const environment = findDigestInConstantTime(environmentKeys, digest)
+    const environment = findDigestInConstantTime(environmentKeys, Buffer.from(hash, 'hex'))
     if (environment !== undefined) return environment.key
-    return authenticateStored(request, digest.toString('hex'))
+    return authenticateStored(request, hash)
   }
 
   async function authenticateStored (request: FastifyRequest, hash: string): Promise<AuthenticatedKey> {
