@@ -91,35 +91,33 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query
-    const baseUrl = baseUrlFor(app.config, request.host)
+    const baseUrl = baseUrlOf(request)
     // the raw cursor is part of the key: a cached page's cursor was checked when the page was read
     const key = `${baseUrl} ${status ?? ''} ${limit} ${cursor ?? ''}`
     const version = app.store.listVersion()
     const cached = pages.get(key, version)
     if (cached !== undefined) return sendPage(reply, cached)
-
-    let afterId: number | undefined
-    if (cursor !== undefined) {
-      const position = app.cursors.decode(cursor)
-      if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
-      if (position.status !== status) {
-        throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with another status filter; keep "status" as in the link that carried it')
+    return sendPage(reply, await pages.load(key, version, async () => {
+      let afterId: number | undefined
+      if (cursor !== undefined) {
+        const position = app.cursors.decode(cursor)
+        if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
+        if (position.status !== status) {
+          throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with another status filter; keep "status" as in the link that carried it')
+        }
+        afterId = position.afterId
       }
-      afterId = position.afterId
-    }
-    const readAt = app.clock.now()
-    const page = await app.store.listPets({ status, afterId, limit })
-    const last = page.pets.at(-1)
-    let link: string | undefined
-    if (page.hasMore && last !== undefined) {
-      const next = new URLSearchParams({ limit: String(limit) })
-      if (status !== undefined) next.set('status', status)
-      next.set('cursor', app.cursors.encode({ afterId: last.id, status }))
-      link = `<${baseUrl}/pets?${next.toString()}>; rel="next"`
-    }
-    const sent = { body: reply.serialize(page.pets), link }
-    pages.set(key, version, readAt, sent)
-    return sendPage(reply, sent)
+      const page = await app.store.listPets({ status, afterId, limit })
+      const last = page.pets.at(-1)
+      let link: string | undefined
+      if (page.hasMore && last !== undefined) {
+        const next = new URLSearchParams({ limit: String(limit) })
+        if (status !== undefined) next.set('status', status)
+        next.set('cursor', app.cursors.encode({ afterId: last.id, status }))
+        link = `<${baseUrl}/pets?${next.toString()}>; rel="next"`
+      }
+      return { body: reply.serialize(page.pets), link }
+    }))
   })
 
   app.post('/pets', {
