@@ -1,7 +1,7 @@
 import pino from 'pino'
 
 /** Characters of log lines gathered before they are handed to the file descriptor in one write. */
-export const LOG_BATCH_CHARACTERS = 8 * 1024
+export const LOG_BATCH_CHARACTERS = 32 * 1024
 
 /** Longest a line waits in a batch before it is written, in ms. */
 export const LOG_FLUSH_INTERVAL_MS = 250
@@ -12,10 +12,11 @@ export const LOG_FLUSH_INTERVAL_MS = 250
  * a full pipe) once {@link LOG_BATCH_CHARACTERS} are gathered or {@link LOG_FLUSH_INTERVAL_MS} has passed.
  * One write per line cost a request a fifth of its CPU time (docs/performance.md). Everything gathered is
  * written synchronously when the process exits (SIGTERM's drain, `process.exit`, a fatal error) or
- * {@link BatchedStdout.flushSync} is called; a SIGKILL loses at most the last batch (≤ 250 ms of lines).
+ * {@link BatchedStdout.flushSync} is called; a SIGKILL loses at most the last batch (≤ 250 ms or 32 K characters of lines).
  */
 export class BatchedStdout {
-  readonly #destination = pino.destination({ dest: 1, sync: false })
+  // one write per batch: sonic-boom would cut a batch into 16 KiB writes by default
+  readonly #destination = pino.destination({ dest: 1, sync: false, maxWrite: 2 * LOG_BATCH_CHARACTERS })
   #lines: string[] = []
   #characters = 0
 
