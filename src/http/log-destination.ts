@@ -1,24 +1,29 @@
 import pino from 'pino'
 
-/** Characters of log lines gathered before they are handed to the file descriptor in one write. */
-export const LOG_BATCH_CHARACTERS = 32 * 1024
+/**
+ * Bytes of log lines written at once, at most: PIPE_BUF on Linux, the largest write to a pipe that
+ * the kernel never interleaves with another process's (with WORKERS=N every worker writes to the one
+ * pipe a supervisor or a container runtime reads). A single longer line is written alone.
+ */
+export const LOG_BATCH_BYTES = 4096
 
 /** Longest a line waits in a batch before it is written, in ms. */
 export const LOG_FLUSH_INTERVAL_MS = 250
 
 /**
- * Standard output for log lines, written in batches: a line is gathered with the next ones and the
+ * Standard output for log lines, written in batches: a line is gathered with the next ones, and the
  * batch goes to pino's own destination (sonic-boom, asynchronous, which keeps lines in order and retries
- * a full pipe) once {@link LOG_BATCH_CHARACTERS} are gathered or {@link LOG_FLUSH_INTERVAL_MS} has passed.
- * One write per line cost a request a fifth of its CPU time (docs/performance.md). Everything gathered is
- * written synchronously when the process exits (SIGTERM's drain, `process.exit`, a fatal error) or
- * {@link BatchedStdout.flushSync} is called; a SIGKILL loses at most the last batch (≤ 250 ms or 32 K characters of lines).
+ * a full pipe) before it would exceed {@link LOG_BATCH_BYTES}, or once {@link LOG_FLUSH_INTERVAL_MS} has
+ * passed. One write per line cost a request a fifth of its CPU time (docs/performance.md). Everything
+ * gathered is written synchronously when the process exits (SIGTERM's drain, `process.exit`, a fatal
+ * error) or {@link BatchedStdout.flushSync} is called; a SIGKILL loses at most the last batch (≤ 250 ms
+ * or 4 KiB of lines).
  */
 export class BatchedStdout {
-  // one write per batch: sonic-boom would cut a batch into 16 KiB writes by default
-  readonly #destination = pino.destination({ dest: 1, sync: false, maxWrite: 2 * LOG_BATCH_CHARACTERS })
+  // maxWrite: sonic-boom would otherwise join batches that wait behind a write into one of up to 16 KiB
+  readonly #destination = pino.destination({ dest: 1, sync: false, maxWrite: LOG_BATCH_BYTES })
   #lines: string[] = []
-  #characters = 0
+  #bytes = 0
 
   constructor () {
     setInterval(() => { this.#release() }, LOG_FLUSH_INTERVAL_MS).unref()
@@ -26,9 +31,10 @@ export class BatchedStdout {
   }
 
   write (line: string): void {
+    const bytes = Buffer.byteLength(line)
+    if (this.#bytes + bytes > LOG_BATCH_BYTES) this.#release()
     this.#lines.push(line)
-    this.#characters += line.length
-    if (this.#characters >= LOG_BATCH_CHARACTERS) this.#release()
+    this.#bytes += bytes
   }
 
   /** Writes every gathered line now, before returning (for exits that cannot wait). */
@@ -45,7 +51,7 @@ export class BatchedStdout {
     if (this.#lines.length === 0) return
     const batch = this.#lines.length === 1 ? this.#lines[0] as string : this.#lines.join('')
     this.#lines = []
-    this.#characters = 0
+    this.#bytes = 0
     this.#destination.write(batch)
   }
 }
