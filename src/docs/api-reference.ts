@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifySwaggerUiConfigOptions } from '@fastify/swagger-ui'
 import type { FastifyPluginAsync } from 'fastify'
+import { stringifyJson } from '../json/exact-json.js'
 
 /** Where the API reference page lives: outside `/v1` and public, like the document it shows. */
 export const DOCS_PREFIX = '/docs'
@@ -50,12 +51,19 @@ interface PageParameter { required?: boolean, example?: unknown, description?: s
  * moves into its description and its field starts empty. Required ones (a pet's id) keep theirs.
  */
 export function pathsForThePage (paths: unknown): unknown {
-  return JSON.parse(JSON.stringify(paths ?? {}, (key, value: unknown) => {
-    if (key !== 'parameters' || !Array.isArray(value)) return value
-    return (value as PageParameter[]).map(({ example, ...parameter }) => parameter.required === true || example === undefined
-      ? { ...parameter, ...(example === undefined ? {} : { example }) }
-      : { ...parameter, description: `${parameter.description ?? ''} Example: \`${typeof example === 'string' ? example : JSON.stringify(example)}\`.`.trim() })
-  })) as unknown
+  // a copy walked by hand, not a JSON round trip: the int64 bounds are bigints
+  const copy = (value: unknown, key?: string): unknown => {
+    if (Array.isArray(value)) return key === 'parameters' ? (value as PageParameter[]).map(forThePage) : value.map((item) => copy(item))
+    if (value === null || typeof value !== 'object') return value
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, copy(inner, name)]))
+  }
+  return copy(paths ?? {})
+}
+
+function forThePage ({ example, ...parameter }: PageParameter): PageParameter {
+  return parameter.required === true || example === undefined
+    ? { ...parameter, ...(example === undefined ? {} : { example }) }
+    : { ...parameter, description: `${parameter.description ?? ''} Example: \`${typeof example === 'string' ? example : stringifyJson(example)}\`.`.trim() }
 }
 
 /**
@@ -83,11 +91,16 @@ const apiReference: FastifyPluginAsync = async (app) => {
     // "try it" goes to the service that served the page, whatever address it was opened at (the
     // document's own servers are absolute, and the page may only call its own origin); they stay
     // listed after it
-    transformSpecification: (document) => ({
-      ...document,
-      servers: [{ url: '/v1', description: 'This service (where this page was loaded from)' }, ...serversOf(document)],
-      paths: pathsForThePage(document.paths)
-    }),
+    transformSpecification: (document, _request, reply) => {
+      // int64 bounds are bigints (2^63 − 1 is no double): written digit for digit, as /v1/openapi.json writes them
+      // (the YAML route has set its own type before it calls this, and sends text, which no serializer touches)
+      if (!reply.hasHeader('content-type')) reply.type('application/json; charset=utf-8').serializer((payload: unknown) => stringifyJson(payload))
+      return {
+        ...document,
+        servers: [{ url: '/v1', description: 'This service (where this page was loaded from)' }, ...serversOf(document)],
+        paths: pathsForThePage(document.paths)
+      }
+    },
     staticCSP: { ...DOCS_CSP }
   })
 }

@@ -1,5 +1,6 @@
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'
+import { mapInt64Schemas } from '../schemas/int64-schema.js'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type SerializerFactory = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildSerializer']>
@@ -16,12 +17,21 @@ function sharedTarget (schema: unknown): string | undefined {
 }
 
 /**
+ * `schema` without the bounds of its int64 subschemas: they may be bigints, which fast-json-stringify's
+ * own schema check refuses, and bounds never change the bytes (it writes a bigint digit for digit).
+ */
+function withoutInt64Bounds<T> (schema: T): T {
+  return mapInt64Schemas(schema, ({ minimum: _minimum, maximum: _maximum, ...int64 }) => int64)
+}
+
+/**
  * Fastify's response serializers (fast-json-stringify), with one serializer per shared schema instead
  * of one per answer that refers to it: every operation's error answers are the same `Error`, and
  * compiling each of them again was a tenth of start-up (docs/performance.md).
  */
 export const buildSerializer: SerializerFactory = (externalSchemas, options) => {
-  const compile = SerializerSelector()(externalSchemas, options)
+  const compileAsIs = SerializerSelector()(withoutInt64Bounds(externalSchemas), options)
+  const compile = (route: Parameters<typeof compileAsIs>[0]): Serializer => compileAsIs({ ...route, schema: withoutInt64Bounds(route.schema) })
   const byTarget = new Map<string, Serializer>()
   return (route) => {
     const target = sharedTarget(route.schema)

@@ -133,7 +133,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           ...Type.Ref(PetSchema),
           description: 'Animal added (or, for a repeated `Idempotency-Key`, the answer the first request got).',
           headers: {
-            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', pattern: '^/v1/pets/[1-9][0-9]{0,15}$', maxLength: 25, example: '/v1/pets/1' },
+            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', pattern: '^/v1/pets/[1-9][0-9]{0,18}$', maxLength: 28, example: '/v1/pets/1' },
             'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', enum: ['true'], example: 'true' }
           }
         },

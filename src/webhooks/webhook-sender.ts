@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { Agent, request } from 'undici'
 import type { WebhookSettings } from '../config.js'
+import { stringifyJson } from '../json/exact-json.js'
 import type { Event } from '../schemas/event.js'
 import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
 import { signWebhook } from './signature.js'
@@ -57,7 +58,8 @@ export class WebhookSender {
     }
     const id = String(event.id)
     const timestamp = Math.floor(now.getTime() / 1000)
-    const body = JSON.stringify(event)
+    // int64 values beyond 2^53 digit for digit, as the feed writes them
+    const body = stringifyJson(event)
     try {
       const answer = await request(target, {
         method: 'POST',

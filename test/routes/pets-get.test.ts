@@ -23,7 +23,8 @@ const INVALID_IDS: Array<[string, string]> = [
   ['1.5', 'a fraction'],
   ['0', 'zero'],
   ['-1', 'negative'],
-  ['99999999999999999999', 'beyond 2^53-1']
+  ['9223372036854775808', 'beyond 2^63-1'],
+  ['99999999999999999999', 'beyond int64']
 ]
 
 /** Builds the app with known base URLs, so the successor link can be checked exactly. */

@@ -4,6 +4,8 @@ import { StoreUnavailableError } from '../../errors/catalogue.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
 import { petUpdatedData } from '../../events/pet-events.js'
+import { stringifyJson } from '../../json/exact-json.js'
+import type { Int64 } from '../../json/int64.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
 import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
@@ -46,7 +48,7 @@ export class PostgresPetStore implements PetStore {
   readonly #options: PostgresStoreOptions
   readonly #pool: pg.Pool
   readonly #creates = groupCreates(async (items) => await this.#insertPets(items))
-  readonly #petsById = new GroupRead<number, Pet>(async (ids) => await this.#findPets(ids), MAX_PETS_PER_READ)
+  readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => await this.#findPets(ids), MAX_PETS_PER_READ)
 
   readonly #changes: ChangeListener
   #closed = false
@@ -145,16 +147,17 @@ export class PostgresPetStore implements PetStore {
     return firstRow(rows).deleted
   }
 
-  async findPetById (id: number): Promise<Pet | undefined> {
+  async findPetById (id: Int64): Promise<Pet | undefined> {
     return await this.#petsById.get(id)
   }
 
-  async #findPets (ids: readonly number[]): Promise<ReadonlyMap<number, Pet>> {
+  async #findPets (ids: readonly Int64[]): Promise<ReadonlyMap<Int64, Pet>> {
     const rows = ids.length === 1 ? await this.#query<PetRow>(SQL.findPet, [ids[0]]) : await this.#query<PetRow>(SQL.findPets, [ids])
+    // a row's id is a number (ids stay below 2^53), as the id asked for is when it is that small
     return new Map(rows.map((row) => [row.id, rowToPet(row)]))
   }
 
-  async updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
+  async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
     let wrote = false
     try {
       return await this.#transaction(async (client) => {
@@ -163,7 +166,7 @@ export class PostgresPetStore implements PetStore {
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true
-          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), JSON.stringify(petUpdatedData(outcome.previous, pet))] })
+          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), stringifyJson(petUpdatedData(outcome.previous, pet))] })
         }
         return outcome
       })
