@@ -9,6 +9,7 @@ import type { Int64 } from '../../json/int64.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
 import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
+import { GroupRead } from '../group-read.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
 import type { WebhookStore } from '../webhook-store.js'
@@ -21,6 +22,9 @@ import { toStoreError } from './errors.js'
 import { PG_TYPES } from './int8.js'
 import { migratePostgres, migrationClient } from './postgres-migrations.js'
 import { LOCKS, lockSql, PETS_CHANGED_CHANNEL, SQL, type Statement } from './sql.js'
+
+// a bound on one read of pets by id; a page holds at most 100, a burst of getPets rarely more
+const MAX_PETS_PER_READ = 100
 
 export interface PostgresStoreOptions {
   /** A libpq-style connection string (`postgres://…`); `options=-c search_path=…` selects a schema. */
@@ -44,6 +48,7 @@ export class PostgresPetStore implements PetStore {
   readonly #options: PostgresStoreOptions
   readonly #pool: pg.Pool
   readonly #creates = groupCreates(async (items) => await this.#insertPets(items))
+  readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => await this.#findPets(ids), MAX_PETS_PER_READ)
 
   readonly #changes: ChangeListener
   #closed = false
@@ -143,8 +148,13 @@ export class PostgresPetStore implements PetStore {
   }
 
   async findPetById (id: Int64): Promise<Pet | undefined> {
-    const rows = await this.#query<PetRow>(SQL.findPet, [id])
-    return rows[0] === undefined ? undefined : rowToPet(rows[0])
+    return await this.#petsById.get(id)
+  }
+
+  async #findPets (ids: readonly Int64[]): Promise<ReadonlyMap<Int64, Pet>> {
+    const rows = ids.length === 1 ? await this.#query<PetRow>(SQL.findPet, [ids[0]]) : await this.#query<PetRow>(SQL.findPets, [ids])
+    // a row's id is a number (ids stay below 2^53), as the id asked for is when it is that small
+    return new Map(rows.map((row) => [row.id, rowToPet(row)]))
   }
 
   async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
