@@ -2,8 +2,10 @@
  * A/B of two builds of the service: `npm run bench:ab -- --base <git revision>` measures the working
  * tree's build against the build of `<revision>`, alternated on one seeded store, with the bench's
  * instrument (wrk pinned, CPU time per request from schedstat, medians). It is how a performance lever
- * is judged before it is kept (docs/performance.md). Options: `--scenarios getPet,listPets`,
- * `--store sqlite|postgres`, `--rounds 4`, `--seconds 5`.
+ * is judged before it is kept (docs/performance.md). Options: `--scenarios getPet,listPets` (and `coldStart`:
+ * the two builds started in turn, `--rounds` times each, spawn to the first 200 of listPets, its CPU time and
+ * the RSS 1 s later), `--store sqlite|postgres`, `--rounds 4`, `--seconds 5`, `--env K=V,K=V` (both builds'
+ * environment, e.g. a sampler) and `--otlp` (both export traces to a local receiver).
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -22,7 +24,9 @@ import type { LoadScenario } from './_util/load-scenario.js'
 import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
 import { log, planFor, SEED_PETS } from './_util/plan.js'
 import { killAll, startService, stopServer } from './_util/servers.js'
-import { postgresServerUrl, seededStore, storeFacts } from './_util/stores.js'
+import { postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
+import { coldStart } from './scenarios/cold-start.js'
+import { OtlpReceiver } from '../tools/harness/otlp-receiver.js'
 
 /** `revision` checked out and built in a temporary worktree, its node_modules the repository's. */
 async function buildRevision (revision: string): Promise<{ dir: string, remove: () => Promise<void> }> {
@@ -55,13 +59,21 @@ async function main (): Promise<void> {
       scenarios: { type: 'string', default: 'getPet,listPets' },
       store: { type: 'string', default: 'sqlite' },
       rounds: { type: 'string', default: '4' },
-      seconds: { type: 'string', default: '5' }
+      seconds: { type: 'string', default: '5' },
+      env: { type: 'string', default: '' },
+      otlp: { type: 'boolean', default: false }
     }
   })
   const store = values.store as StoreKind
   const wanted = values.scenarios.split(',')
   const scenarios = LOAD_SCENARIOS.filter((scenario) => wanted.includes(scenario.name))
-  if (scenarios.length === 0) throw new Error(`--scenarios: none of ${values.scenarios}; known: ${LOAD_SCENARIOS.map((s) => s.name).join(', ')}`)
+  const coldStarts = wanted.includes(COLD_START)
+  if (scenarios.length === 0 && !coldStarts) throw new Error(`--scenarios: none of ${values.scenarios}; known: ${[...LOAD_SCENARIOS.map((s) => s.name), COLD_START].join(', ')}`)
+  const env = Object.fromEntries(values.env.split(',').filter((pair) => pair !== '').map((pair) => {
+    const equals = pair.indexOf('=')
+    if (equals < 1) throw new Error(`--env: ${pair} is not K=V`)
+    return [pair.slice(0, equals), pair.slice(equals + 1)]
+  }))
   pinThisProcess(LOAD_GENERATOR_CPU)
   const plan = { ...planFor(false), rounds: Number(values.rounds), durationSeconds: Number(values.seconds), warmupSeconds: 2 }
   const apiKey = `bench_${randomBytes(32).toString('base64url')}`
@@ -69,11 +81,41 @@ async function main (): Promise<void> {
 
   await buildService()
   const base = await buildRevision(values.base)
+  const receiver = values.otlp ? await OtlpReceiver.start({ keep: false }) : undefined
+  if (receiver !== undefined) Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
   try {
-    await compare(context, store, scenarios, values.base, base.dir)
+    await compare(context, store, { scenarios, coldStarts, env }, values.base, base.dir)
+    if (receiver !== undefined) process.stdout.write(`the local OTLP receiver got ${receiver.exports} exports\n`)
   } finally {
+    await receiver?.close()
     await base.remove()
   }
+}
+
+/** The scenario name that measures start-up instead of a load. */
+const COLD_START = 'coldStart'
+
+/** The two builds started in turn, `plan.rounds` times each, with their paired ratios. */
+async function compareColdStarts (context: BenchContext, stores: { base: BenchStore, work: BenchStore }, baseName: string, baseDir: string): Promise<void> {
+  const runs = { base: [] as Array<{ ms: number, cpuMs: number | undefined, rssMb: number | undefined }>, work: [] as Array<{ ms: number, cpuMs: number | undefined, rssMb: number | undefined }> }
+  for (let round = 0; round < context.plan.rounds; round++) {
+    for (const [role, installation] of [['base', baseDir], ['work', undefined]] as const) {
+      const result = await coldStart(context, stores[role], { starts: 1, ...(installation === undefined ? {} : { installation }) })
+      runs[role].push({ ms: result.coldStartMs[0] as number, cpuMs: result.coldStartCpuMs[0], rssMb: result.idleRssMb[0] })
+    }
+  }
+  const paired = (figure: (run: typeof runs.base[number]) => number | undefined): string => {
+    const ratio = median(runs.work.map((run, i) => {
+      const a = figure(run)
+      const b = runs.base[i] === undefined ? undefined : figure(runs.base[i])
+      return a === undefined || b === undefined || b === 0 ? undefined : a / b
+    }))
+    return ratio === undefined ? '–' : ratio.toFixed(3)
+  }
+  const of = (role: 'base' | 'work'): string => `${Math.round(median(runs[role].map((run) => run.ms)) ?? NaN)} ms to the first 200, ` +
+    `${Math.round(median(runs[role].map((run) => run.cpuMs)) ?? NaN)} ms of CPU, idle RSS ${(median(runs[role].map((run) => run.rssMb)) ?? NaN).toFixed(1)} MB`
+  process.stdout.write(`coldStart (${context.plan.rounds} starts each, medians): ${baseName} ${of('base')}; working tree ${of('work')}; ` +
+    `× base: time ${paired((run) => run.ms)}, CPU ${paired((run) => run.cpuMs)}, RSS ${paired((run) => run.rssMb)}\n`)
 }
 
 /**
@@ -81,8 +123,9 @@ async function main (): Promise<void> {
  * freshly seeded store, seeded alike: a build refuses a store that a newer schema migrated, so two
  * revisions on either side of a migration cannot share one.
  */
-async function compare (context: BenchContext, store: StoreKind, scenarios: readonly LoadScenario[], baseName: string, baseDir: string): Promise<void> {
+async function compare (context: BenchContext, store: StoreKind, what: { scenarios: readonly LoadScenario[], coldStarts: boolean, env: Record<string, string> }, baseName: string, baseDir: string): Promise<void> {
   const { apiKey } = context
+  const { scenarios, env } = what
   const migrateWith = (installation?: string) => async (url: string): Promise<void> => {
     await stopServer(await startService(url, apiKey, installation === undefined ? {} : { installation }))
   }
@@ -92,9 +135,11 @@ async function compare (context: BenchContext, store: StoreKind, scenarios: read
     throw error
   })
   try {
+    if (what.coldStarts) await compareColdStarts(context, { base: seededBase, work: seededWork }, baseName, baseDir)
+    if (scenarios.length === 0) return
     const facts = await storeFacts(seededWork)
-    const a = await startService(seededBase.url, apiKey, { installation: baseDir })
-    const b = await startService(seededWork.url, apiKey)
+    const a = await startService(seededBase.url, apiKey, { installation: baseDir, env })
+    const b = await startService(seededWork.url, apiKey, { env })
     try {
       for (const scenario of scenarios) {
         const rounds = await alternate(context, scenario.name, [

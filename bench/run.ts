@@ -53,6 +53,7 @@ function emptyReport (plan: Plan, context: BenchContext): Report {
     rows: [],
     pairs: [],
     coldStartMs: [],
+    coldStartCpuMs: [],
     idleRssMb: [],
     idleRssAfterReadyMb: {},
     targets: [],
@@ -129,6 +130,7 @@ async function bench (plan: Plan): Promise<Report> {
     await attempt(report, 'cold start', async () => {
       const result = await coldStart(context, store)
       report.coldStartMs = result.coldStartMs
+      report.coldStartCpuMs = result.coldStartCpuMs
       report.idleRssMb = result.idleRssMb
     })
     await attempt(report, 'WORKERS=2', async () => {
@@ -137,8 +139,8 @@ async function bench (plan: Plan): Promise<Report> {
       report.notes.push(note)
     })
     await attempt(report, 'tracing', async () => {
-      const { row, note } = await tracing(context, store)
-      report.pairs.push(row)
+      const { rows, note } = await tracing(context, store)
+      report.pairs.push(...rows)
       report.notes.push(note)
     })
   }

@@ -1,16 +1,31 @@
 #!/usr/bin/env node
-// `npm run build`: src/ compiled into dist/ exactly as `tsc -p tsconfig.build.json` does (its options,
-// its diagnostics, non-zero exit on an error), and the one plain JavaScript file of src/ copied there.
-// Each file is written whole under a temporary name and renamed into place: a process that loads dist/
-// while it is rebuilt (the tests start the CLI and servers from dist/ while another test runs
-// `npm run release`, which builds) reads the old file or the new one, never a half-written one.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+// `npm run build`: compiles src/ to dist/ with TypeScript (every module as a file: what the CLI runs),
+// copies the /docs page's plugin beside its module, then bundles the server into one file with esbuild:
+// dist/bin/server.js, written over tsc's output of it, and the modules it loads only when configured
+// (the SQLite or PostgreSQL store, tracing, Redis, CORS, …) as chunks beside it (dist/bin/server-*.js),
+// still loaded only then. Reading and compiling one file instead of some 600 was most of what start-up
+// cost (docs/performance.md#start-up). What cannot be bundled stays in node_modules, loaded from there as
+// before: the native better-sqlite3 and pg (and its optional native binding), OpenTelemetry (its
+// instrumentations patch modules as they load), @fastify/swagger-ui (it serves files found from its own
+// folder), ioredis and undici (loaded only with REDIS_URL, or a webhook to deliver).
+// Every file is written whole under a temporary name and renamed into place, and a chunk of an earlier
+// build is removed only once the new ones are there: a process that starts from dist/ while it is
+// rebuilt (the tests start the CLI and servers from it while the release test builds) reads the old
+// file or the new one, never half of one, and finds every chunk it names.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
 import ts from 'typescript'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
-const COPIED = ['docs/swagger-ui-plugin.js']
+const bin = join(root, 'dist', 'bin')
+
+/** Loaded from node_modules at run time, never bundled. */
+const EXTERNAL = [
+  'better-sqlite3', 'better-sqlite3-node20', 'pg', 'pg-native',
+  '@opentelemetry/*', '@fastify/swagger-ui', 'ioredis', 'undici'
+]
 
 function writeWhole (file, content) {
   mkdirSync(dirname(file), { recursive: true })
@@ -19,17 +34,51 @@ function writeWhole (file, content) {
   renameSync(partial, file)
 }
 
+// tsc -p tsconfig.build.json (its options, its diagnostics, no bundle after an error), through the
+// compiler's API so that each file it emits is written whole
 const formatHost = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => root, getNewLine: () => '\n' }
 const fail = (diagnostics) => {
   process.stderr.write(ts.formatDiagnosticsWithColorAndContext(diagnostics, formatHost))
   process.exit(1)
 }
-
 const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.build.json'), undefined,
   { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => fail([diagnostic]) })
 if (config.errors.length > 0) fail(config.errors)
 const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences })
 const emitted = program.emit(undefined, (file, text) => { writeWhole(file, text) })
 const diagnostics = ts.sortAndDeduplicateDiagnostics([...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics])
-for (const file of COPIED) writeWhole(join(root, 'dist', file), readFileSync(join(root, 'src', file)))
 if (diagnostics.length > 0) fail(diagnostics)
+writeWhole(join(root, 'dist/docs/swagger-ui-plugin.js'), readFileSync(join(root, 'src/docs/swagger-ui-plugin.js')))
+
+const bundled = await build({
+  // tsc's output, so the bundle runs exactly the JavaScript the modules run; its source maps are followed back to src/
+  entryPoints: [join(bin, 'server.js')],
+  outdir: bin,
+  allowOverwrite: true,
+  // kept in memory, then written whole below
+  write: false,
+  bundle: true,
+  // a dynamic import() becomes a chunk loaded when it runs, as it was a module loaded when it ran
+  splitting: true,
+  // beside the entry, at the depth of the modules they came from (paths found from import.meta.url stay right)
+  chunkNames: 'server-[name]-[hash]',
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  // the bundled CommonJS packages (Fastify, pino, …) require Node's built-ins
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  // whitespace and syntax only: names stay (stack traces, Function#name); the source map leads back to src/.
+  // A smaller file to read, parse and keep in memory: about 6 ms of CPU and 1 MB of RSS (docs/performance.md)
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: 'linked',
+  logLevel: 'warning'
+})
+// the chunks first, the entry that names them last
+const outputs = [...bundled.outputFiles].sort((a, b) => Number(basename(a.path).startsWith('server.js')) - Number(basename(b.path).startsWith('server.js')))
+for (const output of outputs) writeWhole(output.path, output.contents)
+
+// chunks of an earlier build have other names (content hashes): left there, they would pile up
+const written = new Set(outputs.map((output) => basename(output.path)))
+for (const name of readdirSync(bin)) if (/^server-.+\.js(\.map)?$/.test(name) && !written.has(name)) rmSync(join(bin, name))

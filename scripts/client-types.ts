@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url'
-import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
+import openapiTS, { astToString, NUMBER, tsUnion, type OpenAPI3, type SchemaObject } from 'openapi-typescript'
+import ts from 'typescript'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { stringifyJson } from '../src/json/exact-json.js'
 
 /** Where the TypeScript client keeps the types generated from the OpenAPI document (checked in). */
 export const GENERATED_TYPES_PATH = fileURLToPath(new URL('../clients/typescript/src/generated/openapi.ts', import.meta.url))
@@ -56,15 +58,30 @@ export const deprecatedOperations = ${JSON.stringify(deprecated, null, 2).replac
 `
 }
 
+const NUMBER_OR_BIGINT = tsUnion([NUMBER, ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword)])
+
+/**
+ * The one departure from openapi-typescript's defaults: an int64 whose range goes beyond ±(2^53−1) is
+ * `number | bigint`, since the client parses such values exactly (a bigint beyond 2^53) and sends
+ * bigints digit for digit (clients/typescript/src/exact-json.ts). Ids bounded by 2^53−1 stay `number`.
+ */
+function int64BeyondDoubles (schema: SchemaObject): ts.TypeNode | undefined {
+  if (!('format' in schema) || schema.format !== 'int64') return undefined
+  const { minimum, maximum } = schema as { minimum?: number, maximum?: number }
+  return (maximum ?? Infinity) > Number.MAX_SAFE_INTEGER || (minimum ?? -Infinity) < -Number.MAX_SAFE_INTEGER ? NUMBER_OR_BIGINT : undefined
+}
+
 /** Builds the real app in memory and renders its OpenAPI document as TypeScript types (and the facts the client uses at run time). */
 export async function renderClientTypes (): Promise<string> {
   const app = await buildApp({ config: loadConfig(DOCUMENT_ENV) })
   try {
     await app.ready()
-    // a copy: openapi-typescript's bundler must not touch the document the app keeps
-    const document = structuredClone(app.swagger()) as OpenAPI3
-    // openapi-typescript's own defaults, as a user who generates a client from the served document has them
-    const ast = await openapiTS(document, { silent: true })
+    // the served JSON as any JSON reader loads it (int64 bounds rounded to doubles; openapi-typescript's
+    // bundler cannot write a bigint), and a copy: the bundler must not touch the document the app keeps
+    const document = JSON.parse(stringifyJson(app.swagger())) as OpenAPI3
+    // openapi-typescript's own defaults, as a user who generates a client from the served document has
+    // them, but for int64 values beyond 2^53
+    const ast = await openapiTS(document, { silent: true, transform: int64BeyondDoubles })
     return HEADER + astToString(ast) + renderRuntimeFacts(app.swagger() as Parameters<typeof renderRuntimeFacts>[0])
   } finally {
     await app.close()

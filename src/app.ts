@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { addBearerAuth } from './auth/bearer-auth.js'
 import { addRoleCheck } from './auth/role-check.js'
@@ -12,7 +12,6 @@ import { handleClientError } from './http/client-errors.js'
 import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from './http/content-types.js'
 import { drainOnClose, REQUEST_TIMEOUT_MS } from './http/drain.js'
 import { handleError, notFound } from './http/error-handler.js'
-import { hostHeader } from './http/host-header.js'
 import { loggerOptions, RequestLogController, type LogStream } from './http/logging.js'
 import { refuseUnknownQueryParameters } from './http/query-parameters.js'
 import { answerHeaders } from './http/answer-headers.js'
@@ -49,6 +48,8 @@ export interface RegisteredRoute {
   methodNotAllowed: boolean
   /** True for the stand-ins that only answer 404 (paths that end in "/"). */
   notFound: boolean
+  /** Its schema as registered: what its validators and serializers are compiled from, on first use (test/http/schemas.test.ts). */
+  schema: FastifySchema | undefined
 }
 
 declare module 'fastify' {
@@ -106,7 +107,7 @@ function createFastify (config: Config, logStream: LogStream | undefined, tracin
     // a whole request must arrive within this; a stalled upload cannot hold a connection (or a drain) open.
     // Node only enforces it when the server is created with it, hence the http options as well
     requestTimeout: REQUEST_TIMEOUT_MS,
-    // a request without Host gets an Error body from the hostHeader plugin instead of Node's bare 400
+    // a request without Host gets an Error body (http/host-header.ts) instead of Node's bare 400
     http: { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000, requireHostHeader: false },
     // long enough that an over-long id reaches auth and validation instead of failing in the router
     routerOptions: { maxParamLength: 1000 },
@@ -131,13 +132,12 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   app.decorate('registeredRoutes', registeredRoutes)
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
-      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true, notFound: route.config?.notFound === true })
+      registeredRoutes.push({ method, url: route.url, methodNotAllowed: route.config?.methodNotAllowed === true, notFound: route.config?.notFound === true, schema: route.schema })
     }
   })
 
-  // first of all hooks: every answer, even one refused early, names its request
+  // first of all hooks: every answer, even one refused early, names its request; then the Host check
   await app.register(answerHeaders)
-  await app.register(hostHeader)
   await app.register(httpMetrics)
 
   const opened = await openStore(config.database, {

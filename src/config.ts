@@ -1,6 +1,8 @@
-import { dirname, isAbsolute, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { isAbsolute, join, resolve } from 'node:path'
 import { BEARER_TOKEN } from './auth/api-keys.js'
+import { ConfigError } from './config-error.js'
+import { INSTALL_ROOT } from './install-root.js'
+import { parseTracing, type TraceSampler, type TracingSettings } from './otel-config.js'
 import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite/busy-timeout.js'
 
 /** Where the catalogue lives, parsed from `DATABASE_URL`. */
@@ -81,11 +83,7 @@ export interface WebhookSettings {
   readonly allowPrivateNetworks: boolean
 }
 
-/** OpenTelemetry trace export, from the SDK's standard `OTEL_*` variables. */
-export interface TracingSettings {
-  /** The OTLP/HTTP traces URL: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
-  readonly tracesUrl: string
-}
+export type { TraceSampler, TracingSettings }
 
 /** The most worker processes `WORKERS` may ask for. */
 export const MAX_WORKERS = 64
@@ -98,13 +96,7 @@ export function storeWaitBoundMs (database: DatabaseLocation): number {
   return database.kind === 'postgres' ? 2 * database.timeoutMs : SQLITE_BUSY_TIMEOUT_MS
 }
 
-/** A setting is missing or wrong; the message names the variable. */
-export class ConfigError extends Error {
-  constructor (readonly variable: string, problem: string) {
-    super(`${variable} ${problem}`)
-    this.name = 'ConfigError'
-  }
-}
+export { ConfigError }
 
 /** Every environment variable the service reads; tests and tools clear them for the processes they start. */
 export const CONFIG_VARIABLES = [
@@ -114,7 +106,7 @@ export const CONFIG_VARIABLES = [
   'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ALLOW_HTTP', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
-  'OTEL_SDK_DISABLED'
+  'OTEL_SDK_DISABLED', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'
 ] as const
 export type ConfigVariable = typeof CONFIG_VARIABLES[number]
 
@@ -128,12 +120,8 @@ export const DEFAULT_DATA_DIR = './data'
 export const DEFAULT_DATABASE_FILE = 'petstore.db'
 /** The store when neither `DATABASE_URL` nor `DATA_DIR` is set, as messages show it. */
 export const DEFAULT_DATABASE_URL = `sqlite:${DEFAULT_DATA_DIR}/${DEFAULT_DATABASE_FILE}`
-/**
- * The installation's root (where package.json is), found from this module (`src/` or `dist/`, one level
- * below it) rather than from the current directory: a relative SQLite path names the same file for the
- * server and the CLI wherever either is started.
- */
-export const INSTALL_ROOT = dirname(dirname(fileURLToPath(import.meta.url)))
+/** The installation's root, against which a relative SQLite path or `DATA_DIR` is resolved (install-root.ts). */
+export { INSTALL_ROOT }
 const DEFAULT_POOL_SIZE = 10
 const DEFAULT_DATABASE_TIMEOUT_MS = 2000
 /** `API_KEY_CACHE_SECONDS` by engine: PostgreSQL is a network hop away, so its look-ups are worth caching; SQLite's take microseconds. */
@@ -356,36 +344,6 @@ function parseMetricsPort (value: string | undefined, apiPort: number): number |
   const port = parseInteger('METRICS_PORT', value, 0, 65535)
   if (port !== undefined && port !== 0 && port === apiPort) throw new ConfigError('METRICS_PORT', `must differ from PORT (${apiPort}): metrics are served on their own listener`)
   return port
-}
-
-/** The only OTLP protocol the service exports with. */
-export const OTLP_PROTOCOL = 'http/json'
-
-function parseTracing (env: Env): TracingSettings | undefined {
-  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase()
-  if (disabled !== undefined && disabled !== '' && disabled !== 'true' && disabled !== 'false') {
-    throw new ConfigError('OTEL_SDK_DISABLED', `must be true or false, got "${env.OTEL_SDK_DISABLED}"`)
-  }
-  const tracesUrl = parseOtlpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ??
-    parseOtlpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT)?.replace(/\/?$/, '/v1/traces')
-  for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
-    const protocol = env[variable]
-    if (!isUnset(protocol) && protocol.trim() !== OTLP_PROTOCOL) {
-      throw new ConfigError(variable, `must be ${OTLP_PROTOCOL} (the service exports OTLP over HTTP with JSON bodies) or unset, got "${protocol}"`)
-    }
-  }
-  if (tracesUrl === undefined || disabled === 'true') return undefined
-  return Object.freeze({ tracesUrl })
-}
-
-function parseOtlpUrl (variable: string, value: string | undefined): string | undefined {
-  if (isUnset(value)) return undefined
-  const url = value.trim()
-  // the value is not echoed: collectors take credentials in the URL too
-  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    throw new ConfigError(variable, 'must be an http(s) URL of an OTLP/HTTP receiver, e.g. http://127.0.0.1:4318')
-  }
-  return url
 }
 
 function parseTrustProxy (value: string | undefined): boolean | number | string {

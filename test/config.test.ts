@@ -67,6 +67,8 @@ describe('loadConfig', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SDK_DISABLED: 'false',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
       EVENT_RETENTION_DAYS: '7',
       WEBHOOK_TIMEOUT_MS: '2500',
       WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1d',
@@ -94,7 +96,7 @@ describe('loadConfig', () => {
       metricsPort: 9100,
       trustProxy: '10.0.0.0/8, 192.168.1.1',
       workers: 4,
-      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces' },
+      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
       eventRetentionDays: 7,
       webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true }
     })
@@ -164,12 +166,23 @@ describe('loadConfig', () => {
   })
 
   test('When an OTLP endpoint is set, then traces go to its /v1/traces, unless the traces endpoint is set or the SDK is disabled', () => {
-    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, { tracesUrl: 'http://collector:4318/v1/traces' })
-    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector/otlp/' }).tracing, { tracesUrl: 'https://collector/otlp/v1/traces' })
+    const everyTrace = { name: 'parentbased_always_on', parentBased: true, ratio: 1 }
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, { tracesUrl: 'http://collector:4318/v1/traces', sampler: everyTrace })
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector/otlp/' }).tracing, { tracesUrl: 'https://collector/otlp/v1/traces', sampler: everyTrace })
     assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' }).tracing,
-      { tracesUrl: 'http://b:4318/traces' })
+      { tracesUrl: 'http://b:4318/traces', sampler: everyTrace })
     assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing, undefined)
     assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing, undefined)
+  })
+
+  test('When OTEL_TRACES_SAMPLER and its argument are set, then the sampler is understood as the specification names it, a ratio defaulting to 1', () => {
+    const samplerOf = (env: Record<string, string>): unknown => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', ...env }).tracing?.sampler
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }), { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.1 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '.5' }), { name: 'traceidratio', parentBased: false, ratio: 0.5 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'traceidratio' }), { name: 'traceidratio', parentBased: false, ratio: 1 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }), { name: 'parentbased_traceidratio', parentBased: true, ratio: 0 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'Always_Off' }), { name: 'always_off', parentBased: false, ratio: 0 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }), { name: 'parentbased_always_off', parentBased: true, ratio: 0 })
   })
 
   test('When DATABASE_URL is unset, then the file is under the installation, not under the current directory', () => {
@@ -255,7 +268,13 @@ describe('loadConfig', () => {
     ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }],
     ['OTEL_EXPORTER_OTLP_PROTOCOL', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }],
     ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }],
-    ['OTEL_SDK_DISABLED', { OTEL_SDK_DISABLED: 'maybe' }]
+    ['OTEL_SDK_DISABLED', { OTEL_SDK_DISABLED: 'maybe' }],
+    ['OTEL_TRACES_SAMPLER', { OTEL_TRACES_SAMPLER: 'jaeger_remote' }],
+    ['OTEL_TRACES_SAMPLER', { OTEL_TRACES_SAMPLER: 'ratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '1.5', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '10%', OTEL_TRACES_SAMPLER: 'traceidratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '-0.1', OTEL_TRACES_SAMPLER: 'traceidratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '0.1' }]
   ]
   for (const [variable, env] of wrong) {
     test(`When ${variable} is ${JSON.stringify(Object.values(env)[0])}, then the error names ${variable}`, () => {

@@ -148,6 +148,22 @@ for (const store of testStores()) {
         assert.deepEqual(exit, { code: 0, signal: null })
       })
 
+      test('When the server answers requests, then their access lines reach stdout within a second while it runs, and every one of them by the time SIGTERM has stopped it', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+        const key = environmentKey()
+        const server = await servers.start({ DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: key })
+        // the lines of this test's requests (start-up's readiness checks have theirs too)
+        const accessLines = (): number => server.stdout.split('\n').filter((line) => line.includes('"msg":"request completed"') && line.includes('"url":"/v1/pets')).length
+
+        assert.equal((await fetch(`${server.baseUrl}/v1/pets`, { headers: bearer(key) })).status, 200)
+        await server.waitForStdout(/"url":"\/v1\/pets".*"msg":"request completed"/, 1_000)
+        for (let i = 0; i < 40; i++) assert.equal((await fetch(`${server.baseUrl}/v1/pets?limit=${1 + (i % 20)}`, { headers: bearer(key) })).status, 200)
+        assert.equal((await server.stop()).code, 0)
+
+        assert.equal(accessLines(), 41)
+      })
+
       test('When pets were created before a restart, then they are there after it', async (t) => {
         const servers = serverProcesses(t)
         const databaseUrl = await freshDatabaseUrl(t, store)

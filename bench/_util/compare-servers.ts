@@ -5,7 +5,7 @@ import type { BenchContext } from './bench-context.js'
 import type { LoadScenario } from './load-scenario.js'
 import { alternate } from './measure.js'
 import { log } from './plan.js'
-import type { Role } from './servers.js'
+import { metricsUrlOf, type Role } from './servers.js'
 import type { StoreFacts } from './stores.js'
 
 /** Sends each distinct request of `scenario` once by hand: a scenario whose requests fail would measure errors. */
@@ -37,7 +37,7 @@ export async function compareServers (context: BenchContext, store: StoreKind, f
     try {
       const roles = ['bare', 'peer', 'service'] as const
       for (const role of roles) await verify(context, scenario, role, servers[role], facts)
-      const rounds = await alternate(context, label, roles.map((role) => ({ role, server: servers[role], requests: scenario.requests(role, facts) })))
+      const rounds = await alternate(context, label, roles.map((role) => ({ role, server: servers[role], requests: scenario.requests(role, facts), metricsUrl: metricsUrlOf(servers[role]) })))
       rows.push(scenarioRow(scenario.name, store, scenario.description, rounds))
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error)

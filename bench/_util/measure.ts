@@ -18,6 +18,8 @@ export interface Measurement {
   errors: number
   /** Largest RSS of the server (and its children) during the run. */
   rssMaxMb: number | undefined
+  /** The service's event-loop lag over the run, 99th percentile, beyond prom-client's 10 ms sampling period (its `petstore_nodejs_eventloop_lag_p99_seconds` − 10 ms); undefined for the others. */
+  eventLoopLagP99Ms?: number
 }
 
 /** What the measurements share: the load generator and how long to load. */
@@ -28,10 +30,30 @@ export interface MeasureContext {
   headers: Record<string, string>
 }
 
-/** Loads `server` with `requests` (after a warm-up when `warmup`), reading its CPU time before and after the timed run. */
-export async function measure (context: MeasureContext, server: ServerProcess, requests: readonly LoadRequest[], warmup: boolean): Promise<Measurement> {
+// prom-client samples the event loop with a timer of this period (its eventLoopMonitoringPrecision
+// default), and its "lag" histogram records the whole time between two samples: an idle loop reads 10 ms
+const EVENT_LOOP_SAMPLING_MS = 10
+
+/**
+ * The 99th percentile of the event-loop lag a service reports at `metricsUrl`, in ms beyond the
+ * sampling period (an idle loop reads 0). prom-client starts its lag histogram afresh after each
+ * scrape, so a scrape before a run and one after it give the run's own lag.
+ */
+async function eventLoopLagP99Ms (metricsUrl: string): Promise<number | undefined> {
+  const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(10_000) })).text()
+  const seconds = /^petstore_nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1]
+  return seconds === undefined ? undefined : Math.max(0, Number(seconds) * 1000 - EVENT_LOOP_SAMPLING_MS)
+}
+
+/**
+ * Loads `server` with `requests` (after a warm-up when `warmup`), reading its CPU time before and after
+ * the timed run, and, for a service with `metricsUrl`, its event-loop lag over the run (scraped outside
+ * the CPU reading).
+ */
+export async function measure (context: MeasureContext, server: ServerProcess, requests: readonly LoadRequest[], warmup: boolean, metricsUrl?: string): Promise<Measurement> {
   const spec = { origin: server.baseUrl, headers: context.headers, requests, connections: CONNECTIONS }
   if (warmup) await context.generator.run({ ...spec, durationSeconds: context.plan.warmupSeconds })
+  if (metricsUrl !== undefined) await eventLoopLagP99Ms(metricsUrl)
   const pids = server.processTree()
   const sampler = new RssSampler(() => server.processTree())
   const cpuBefore = cpuTimeNs(pids)
@@ -40,6 +62,7 @@ export async function measure (context: MeasureContext, server: ServerProcess, r
   sampler.stop()
   if (!server.running) throw new Error(`${server.label} exited during the run; stderr:\n${server.stderr.slice(-4_000)}`)
   const rssMax = sampler.maxBytes
+  const lagMs = metricsUrl === undefined ? undefined : await eventLoopLagP99Ms(metricsUrl)
   return {
     reqPerSec: result.reqPerSec,
     cpuUsPerRequest: cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / 1000 / result.requests,
@@ -47,7 +70,8 @@ export async function measure (context: MeasureContext, server: ServerProcess, r
     requests: result.requests,
     non2xx: result.non2xx,
     errors: result.errors,
-    rssMaxMb: rssMax === undefined ? undefined : rssMax / MB
+    rssMaxMb: rssMax === undefined ? undefined : rssMax / MB,
+    ...(lagMs === undefined ? {} : { eventLoopLagP99Ms: lagMs })
   }
 }
 
@@ -56,6 +80,8 @@ export interface Contender {
   role: string
   server: ServerProcess
   requests: readonly LoadRequest[]
+  /** The service's `/metrics`, to read its event-loop lag from. */
+  metricsUrl?: string
 }
 
 /** Every round's measurement, per role, in round order. */
@@ -69,7 +95,7 @@ export async function alternate (context: MeasureContext, label: string, contend
   const rounds: Rounds = Object.fromEntries(contenders.map((contender) => [contender.role, []]))
   for (let round = 0; round < context.plan.rounds; round++) {
     for (const contender of contenders) {
-      const measurement = await measure(context, contender.server, contender.requests, round === 0)
+      const measurement = await measure(context, contender.server, contender.requests, round === 0, contender.metricsUrl)
       rounds[contender.role]?.push(measurement)
       log(`${label}, ${contender.role}, round ${round + 1}/${context.plan.rounds}: ${describe(measurement)}`)
     }
@@ -80,7 +106,8 @@ export async function alternate (context: MeasureContext, label: string, contend
 function describe (m: Measurement): string {
   const cpu = m.cpuUsPerRequest === undefined ? '–' : m.cpuUsPerRequest.toFixed(1)
   const failures = m.non2xx + m.errors > 0 ? `, non-2xx ${m.non2xx}, errors ${m.errors}` : ''
-  return `${Math.round(m.reqPerSec)} req/s, ${cpu} µs CPU/request, p99 ${m.latencyMs.p99.toFixed(2)} ms${failures}`
+  const lag = m.eventLoopLagP99Ms === undefined ? '' : `, event-loop lag p99 ${m.eventLoopLagP99Ms.toFixed(2)} ms`
+  return `${Math.round(m.reqPerSec)} req/s, ${cpu} µs CPU/request, p50 ${m.latencyMs.p50.toFixed(2)} ms, p99 ${m.latencyMs.p99.toFixed(2)} ms${lag}${failures}`
 }
 
 /** The median of `values` (the mean of the middle two for an even count); undefined for none. */

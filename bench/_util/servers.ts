@@ -13,6 +13,14 @@ const SHUTDOWN_TIMEOUT_MS = 20_000
 /** Every server the run has started and not yet stopped: killed if the run is cut short. */
 const live = new Set<ServerProcess>()
 
+/** Where each service the run started serves `GET /metrics` (its `METRICS_PORT`). */
+const metricsUrls = new WeakMap<ServerProcess, string>()
+
+/** The `/metrics` address of a service this run started; undefined for the baseline and the peer. */
+export function metricsUrlOf (server: ServerProcess): string | undefined {
+  return metricsUrls.get(server)
+}
+
 /** The service's environment in the bench: production defaults, plus what the bench must set. */
 function serviceEnv (port: number, databaseUrl: string, apiKey: string, extra: Record<string, string>): NodeJS.ProcessEnv {
   return childEnv({
@@ -46,12 +54,15 @@ function track (server: ServerProcess): ServerProcess {
 
 /**
  * Spawns the built service (`node dist/bin/server.js`) pinned to `cpuList` (the servers' CPU by
- * default) without waiting for it. Its access log at info goes to /dev/null.
+ * default) without waiting for it. Its access log at info goes to /dev/null; its metrics listen on a
+ * port of their own ({@link metricsUrlOf}).
  */
 export async function spawnService (databaseUrl: string, apiKey: string, options: ServiceOptions = {}): Promise<ServerProcess> {
   const port = await freePort()
-  return track(new ServerProcess({
-    env: serviceEnv(port, databaseUrl, apiKey, options.env ?? {}),
+  // metrics on, as a production deployment runs it: the event-loop lag is read from them
+  const metricsPort = await freePort()
+  const server = track(new ServerProcess({
+    env: serviceEnv(port, databaseUrl, apiKey, { METRICS_PORT: String(metricsPort), ...options.env }),
     port,
     entry: 'build',
     installation: options.installation,
@@ -59,6 +70,8 @@ export async function spawnService (databaseUrl: string, apiKey: string, options
     stdout: 'discard',
     label: 'the service'
   }))
+  metricsUrls.set(server, `http://127.0.0.1:${metricsPort}/metrics`)
+  return server
 }
 
 /** The service, ready: `/readyz` answers 200. */

@@ -20,12 +20,21 @@ export function hashApiKey (key: string): string {
   return hash('sha256', key, 'hex')
 }
 
-/** True when `hash` equals one of `hashes`, in time that does not depend on which or where they differ. */
-export function includesHashInConstantTime (hashes: readonly Buffer[], hash: Buffer): boolean {
-  let found = false
-  for (const candidate of hashes) {
-    // every candidate is compared, so the time does not tell which one matched
-    found = timingSafeEqual(candidate, hash) || found
+/** The SHA-256 of a key, as bytes: what a request's key is compared by. */
+export function digestApiKey (key: string): Buffer {
+  // from the hex (a pooled Buffer): asking for a Buffer output allocates a backing store of its own each time
+  return Buffer.from(hashApiKey(key), 'hex')
+}
+
+/**
+ * The entry whose `digest` equals `digest`, in time that does not depend on which entry it is or
+ * where the others differ: every entry is compared.
+ */
+export function findDigestInConstantTime<E extends { digest: Buffer }> (entries: readonly E[], digest: Buffer): E | undefined {
+  let found: E | undefined
+  for (const entry of entries) {
+    // no early exit: the time does not tell which one matched
+    if (timingSafeEqual(entry.digest, digest)) found = entry
   }
   return found
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { LRUCache } from 'lru-cache'
 import { ApiError } from '../errors/catalogue.js'
 import type { ApiKeyRecord } from '../store/pet-store.js'
-import { hashApiKey, includesHashInConstantTime, parseBearer } from './api-keys.js'
+import { digestApiKey, findDigestInConstantTime, hashApiKey, parseBearer } from './api-keys.js'
 import type { ApiKeyRole } from './roles.js'
 
 /** The key a request was authenticated with. */
@@ -57,8 +57,17 @@ const MESSAGES = {
  * carries a valid bearer key. Register it inside an encapsulated plugin.
  */
 export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions): void {
-  const hashesOf = (keys: readonly string[]): Buffer[] => keys.map((key) => Buffer.from(hashApiKey(key), 'hex'))
-  const environmentHashes = { write: hashesOf(options.environmentKeys), read: hashesOf(options.readEnvironmentKeys ?? []) }
+  // each key from the environment with the one record every request it authenticates gets; a prefix of
+  // the hash tells environment keys apart (in limits, idempotency) without revealing anything usable
+  const environmentKey = (key: string, role: ApiKeyRole): { digest: Buffer, key: AuthenticatedKey } => ({
+    digest: digestApiKey(key),
+    key: Object.freeze({ id: null, name: 'environment', role, scope: `env:${hashApiKey(key).slice(0, 16)}` })
+  })
+  // a key listed under both roles is a write key, as before: the write entry comes last and wins
+  const environmentKeys = [
+    ...(options.readEnvironmentKeys ?? []).map((key) => environmentKey(key, 'read')),
+    ...options.environmentKeys.map((key) => environmentKey(key, 'write'))
+  ]
   const lastTouched = new Map<number, number>()
   // only keys that were found: a key created a moment ago must work at once
   const found = options.cacheMs > 0
@@ -83,14 +92,9 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
       throw new ApiError('unauthorized', MESSAGES[bearer.reason], { 'www-authenticate': error })
     }
     const hash = hashApiKey(bearer.token)
-    const digest = Buffer.from(hash, 'hex')
-    // both lists are always compared, so the time does not tell which one holds the key
-    const isWriteKey = includesHashInConstantTime(environmentHashes.write, digest)
-    const isReadKey = includesHashInConstantTime(environmentHashes.read, digest)
-    if (isWriteKey || isReadKey) {
-      // a prefix of the hash tells environment keys apart without revealing anything usable
-      return { id: null, name: 'environment', role: isWriteKey ? 'write' : 'read', scope: `env:${hash.slice(0, 16)}` }
-    }
+    // every key from the environment is compared, so the time does not tell which one (or which role) holds it
+    const environment = findDigestInConstantTime(environmentKeys, Buffer.from(hash, 'hex'))
+    if (environment !== undefined) return environment.key
     return authenticateStored(request, hash)
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
 import secureJson from 'secure-json-parse'
 import { ApiError } from '../errors/catalogue.js'
+import { isWholeNumberLiteral, parseJsonExactly, unsafeWholeValue } from '../json/exact-json.js'
 import type { HeaderSpec } from '../schemas/responses.js'
 
 /** Largest request body accepted, in bytes (a NewPet needs a few hundred). */
@@ -22,18 +23,11 @@ interface RoundedLiteral {
   field: string | undefined
 }
 
-/**
- * True when a JSON number literal denotes a whole number: `1`, `1.0`, `1e2` and `1.50e1` do,
- * `1.5` and `1.0000000000000001` do not. Decided on the digits, since JSON.parse rounds.
- */
-export function isWholeNumberLiteral (literal: string): boolean {
-  const [, integerDigits = '', fractionDigits = '', exponent = '0'] = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal) ?? []
-  const digits = (integerDigits + fractionDigits).replace(/^0+/, '')
-  if (digits === '') return true
-  const significant = digits.replace(/0+$/, '')
-  // the value is significant × 10^scale; whole exactly when scale is not negative
-  const scale = Number(exponent) - fractionDigits.length + (digits.length - significant.length)
-  return scale >= 0
+/** What the scan of a body found among its number literals. */
+interface NumberLiterals {
+  rounded: RoundedLiteral[]
+  /** Some whole number is beyond ±(2^53−1), which JSON.parse would round: the body is parsed exactly. */
+  unsafe: boolean
 }
 
 /**
@@ -41,10 +35,11 @@ export function isWholeNumberLiteral (literal: string): boolean {
  * silently. Such literals are noted at parse time and judged after validation (see
  * {@link refuseRoundedIntegers}), when the schema has said which fields are integers.
  * A whole number written with a fraction or exponent (`1.0`, `1e2`) is an integer, as
- * JSON Schema says, and is not noted.
+ * JSON Schema says, and is not noted; one beyond 2^53 (an int64 such as `9007199254740993`
+ * or `1e18`) marks the body for the exact parse. Runs before the parse, which it chooses.
  */
-function findRoundedIntegers (text: string): RoundedLiteral[] {
-  const found: RoundedLiteral[] = []
+function scanNumberLiterals (text: string): NumberLiterals {
+  const found: NumberLiterals = { rounded: [], unsafe: false }
   let lastString: string | undefined
   let field: string | undefined
   for (const [token] of text.matchAll(JSON_TOKENS)) {
@@ -54,7 +49,11 @@ function findRoundedIntegers (text: string): RoundedLiteral[] {
     } else if (token === ':') {
       field = lastString === undefined ? undefined : JSON.parse(lastString) as string
     } else {
-      if (/[.eE]/.test(token) && Number.isInteger(Number(token)) && !isWholeNumberLiteral(token)) found.push({ literal: token, field })
+      if (/[.eE]/.test(token) && Number.isInteger(Number(token)) && !isWholeNumberLiteral(token)) {
+        found.rounded.push({ literal: token, field })
+      } else if (!found.unsafe && unsafeWholeValue(token) !== undefined) {
+        found.unsafe = true
+      }
       field = undefined
     }
   }
@@ -64,6 +63,9 @@ function findRoundedIntegers (text: string): RoundedLiteral[] {
 // the rounded literals of each parsed body, kept beside it until validation has run
 const roundedLiterals = new WeakMap<object, RoundedLiteral[]>()
 
+const secureParse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown =>
+  secureJson.parse(text, reviver, PARSE_OPTIONS)
+
 function parseJsonBody (body: Buffer): unknown {
   let text: string
   try {
@@ -72,16 +74,24 @@ function parseJsonBody (body: Buffer): unknown {
     throw new ApiError('malformed_json', 'The request body is not valid UTF-8.')
   }
   if (text.trim() === '') throw new ApiError('invalid_request', 'body: a JSON object is required, but the body is empty')
+  let literals: NumberLiterals | undefined
+  try {
+    literals = scanNumberLiterals(text)
+  } catch {
+    // malformed text (a key with a bad escape): the parser below says what is wrong
+  }
   let value: unknown
   try {
-    value = secureJson.parse(text, undefined, PARSE_OPTIONS)
+    // rare (an int64 beyond 2^53): such numbers are parsed as exact bigints (json/exact-json.ts), with the same
+    // parser, errors and prototype-key refusal; otherwise the native parse alone
+    value = literals?.unsafe === true ? parseJsonExactly(text, secureParse) : secureParse(text)
   } catch (error) {
     const reason = (error as Error).message
     throw /forbidden prototype property/.test(reason)
       ? new ApiError('invalid_request', 'body: the keys "__proto__" and "constructor.prototype" are not allowed')
       : new ApiError('malformed_json', `The request body is not valid JSON: ${reason}`)
   }
-  const rounded = findRoundedIntegers(text)
+  const rounded = literals?.rounded ?? []
   if (rounded.length > 0 && typeof value === 'object' && value !== null) roundedLiterals.set(value, rounded)
   return value
 }

@@ -1,6 +1,8 @@
-import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { ISSUED_API_KEY } from '../auth/api-keys.js'
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import pino from 'pino'
+import { API_KEY_PREFIX, ISSUED_API_KEY } from '../auth/api-keys.js'
 import type { LogLevel } from '../config.js'
+import { batchedStdout } from './log-destination.js'
 
 /** Where log lines go when not stdout (tests read them back). */
 export interface LogStream {
@@ -28,6 +30,8 @@ const MAX_CLEAN_URLS = 1000
 
 /** The URL as logged: the values of parameters that may hold a key are replaced. */
 export function redactUrl (rawUrl: string): string {
+  // nothing to look at: no query, and no key of ours in the path (most URLs, /v1/pets/{id} among them)
+  if (!rawUrl.includes('?') && !rawUrl.includes(API_KEY_PREFIX)) return rawUrl
   if (CLEAN_URLS.has(rawUrl)) return rawUrl
   const redacted = redactUrlNow(rawUrl)
   if (redacted === rawUrl && CLEAN_URLS.size < MAX_CLEAN_URLS) CLEAN_URLS.add(rawUrl)
@@ -58,7 +62,8 @@ interface LoggedRequest {
 
 /**
  * pino options for the service: JSON lines, the request id on every line about a request
- * (Fastify adds it), and no key material: credentials in headers and URLs are redacted.
+ * (Fastify adds it), and no key material: credentials in headers and URLs are redacted. Lines go to
+ * `stream`, else to standard output in batches ({@link batchedStdout}).
  */
 export function loggerOptions (level: LogLevel, stream?: LogStream): FastifyServerOptions['logger'] & object {
   return {
@@ -73,7 +78,7 @@ export function loggerOptions (level: LogLevel, stream?: LogStream): FastifyServ
         remotePort: request.socket?.remotePort
       })
     },
-    ...(stream === undefined ? {} : { stream })
+    stream: stream ?? batchedStdout()
   }
 }
 
@@ -101,19 +106,51 @@ export class RequestLogController extends LogController {
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     // the key's name and role, never the key; undefined outside /v1, where no key is decorated
     const key = request.apiKey ?? null
-    const line = {
+    const traceId = this.#traceIdOf?.(request)
+    if (!error) {
+      writeAccessLine(reply.log, request, reply, key, traceId)
+      return
+    }
+    reply.log.error({
       method: request.method,
       url: redactUrl(request.url),
       remoteAddress: request.ip,
       statusCode: reply.statusCode,
       responseTime: reply.elapsedTime,
       ...(key === null ? {} : { keyName: key.name, keyRole: key.role }),
-      ...(this.#traceIdOf === undefined ? {} : { traceId: this.#traceIdOf(request) })
-    }
-    if (error) {
-      reply.log.error({ ...line, err: error }, 'request errored')
-    } else {
-      reply.log.info(line, 'request completed')
-    }
+      ...(traceId === undefined ? {} : { traceId }),
+      err: error
+    }, 'request errored')
   }
+}
+
+/** What a pino logger writes to and the JSON of its bindings (`,"pid":…,"hostname":…,"reqId":…`), through pino's public symbols. */
+interface PinoInternals {
+  [pino.symbols.streamSym]?: { write (line: string): unknown }
+  [pino.symbols.chindingsSym]?: string
+}
+
+const INFO = pino.levels.values.info ?? 30
+
+/**
+ * The access line, as pino would write `log.info(line, 'request completed')`: the same fields in the
+ * same order after the level, time and bindings, formatted here in one template instead of by pino's
+ * generic serializer, which walked the object and escaped every value on each request
+ * (docs/performance.md). Strings a client or an operator chose (URL, address: a forwarded one comes
+ * from a header, key name) are escaped by JSON.stringify; the others cannot hold a character that
+ * needs it (an HTTP method is a token Node's parser checked, a number, a role, a trace id in hex).
+ */
+function writeAccessLine (log: FastifyBaseLogger, request: FastifyRequest, reply: FastifyReply, key: { name: string, role: string } | null, traceId: string | undefined): void {
+  if ((pino.levels.values[log.level] ?? Infinity) > INFO) return
+  const { [pino.symbols.streamSym]: stream, [pino.symbols.chindingsSym]: bindings } = log as unknown as PinoInternals
+  if (stream === undefined || bindings === undefined) {
+    // not a pino logger (never the case here): the generic way
+    log.info({ method: request.method, url: redactUrl(request.url), remoteAddress: request.ip, statusCode: reply.statusCode, responseTime: reply.elapsedTime, ...(key === null ? {} : { keyName: key.name, keyRole: key.role }), ...(traceId === undefined ? {} : { traceId }) }, 'request completed')
+    return
+  }
+  const address = request.ip
+  stream.write(`{"level":${INFO},"time":${Date.now()}${bindings},"method":"${request.method}","url":${JSON.stringify(redactUrl(request.url))}` +
+    `${address === undefined ? '' : `,"remoteAddress":${JSON.stringify(address)}`},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime}` +
+    `${key === null ? '' : `,"keyName":${JSON.stringify(key.name)},"keyRole":"${key.role}"`}${traceId === undefined ? '' : `,"traceId":"${traceId}"`}` +
+    ',"msg":"request completed"}\n')
 }

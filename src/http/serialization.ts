@@ -1,5 +1,6 @@
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'
+import { mapInt64Schemas } from '../schemas/int64-schema.js'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type SerializerFactory = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildSerializer']>
@@ -16,21 +17,46 @@ function sharedTarget (schema: unknown): string | undefined {
 }
 
 /**
+ * `schema` without the bounds of its int64 subschemas: they may be bigints, which fast-json-stringify's
+ * own schema check refuses, and bounds never change the bytes (it writes a bigint digit for digit).
+ */
+function withoutInt64Bounds<T> (schema: T): T {
+  return mapInt64Schemas(schema, ({ minimum: _minimum, maximum: _maximum, ...int64 }) => int64)
+}
+
+/**
  * Fastify's response serializers (fast-json-stringify), with one serializer per shared schema instead
  * of one per answer that refers to it: every operation's error answers are the same `Error`, and
  * compiling each of them again was a tenth of start-up (docs/performance.md).
  */
 export const buildSerializer: SerializerFactory = (externalSchemas, options) => {
-  const compile = SerializerSelector()(externalSchemas, options)
+  const compile = serializerCompiler(externalSchemas, options)
   const byTarget = new Map<string, Serializer>()
   return (route) => {
     const target = sharedTarget(route.schema)
-    if (target === undefined) return compile(route)
+    if (target === undefined) return compiledOnFirstUse(() => compile(route))
     let serializer = byTarget.get(target)
     if (serializer === undefined) {
-      serializer = compile(route)
+      serializer = compiledOnFirstUse(() => compile(route))
       byTarget.set(target, serializer)
     }
     return serializer
   }
+}
+
+type CompileSerializer = ReturnType<ReturnType<typeof SerializerSelector>>
+
+/** What compiles one route answer's serializer, as the service compiles it, at once (test/http/schemas.test.ts compiles them all). */
+export function serializerCompiler (externalSchemas: Parameters<SerializerFactory>[0], options: Parameters<SerializerFactory>[1]): (route: Parameters<CompileSerializer>[0]) => Serializer {
+  const compileAsIs = SerializerSelector()(withoutInt64Bounds(externalSchemas), options)
+  return (route) => compileAsIs({ ...route, schema: withoutInt64Bounds(route.schema) })
+}
+
+/**
+ * A serializer compiled on its first answer instead of at start: start-up compiled one for every
+ * answer of every route, and most are written never or much later (docs/performance.md#start-up).
+ */
+function compiledOnFirstUse (compile: () => Serializer): Serializer {
+  let compiled: Serializer | undefined
+  return (data) => (compiled ??= compile())(data)
 }

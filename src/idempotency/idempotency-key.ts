@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { ApiError } from '../errors/catalogue.js'
+import { stringifyJson } from '../json/exact-json.js'
 import { CreatePetHeadersSchema, IDEMPOTENCY_KEY_PATTERN } from '../schemas/headers.js'
 import { PATTERN_DESCRIPTION_KEYWORD } from '../schemas/keywords.js'
 import type { NewPetRecord } from '../store/pet-store.js'
@@ -20,7 +21,11 @@ export function parseIdempotencyKey (header: string | string[] | undefined): str
   return header.startsWith('"') ? header.slice(1, -1) : header
 }
 
-/** The same pet asked for twice gives the same fingerprint, whatever the key order or spacing. */
+/**
+ * The same pet asked for twice gives the same fingerprint, whatever the key order or spacing; a category id
+ * beyond 2^53 is written digit for digit, so 2^53 + 1 and 2^53 + 2 differ (and an ordinary pet's fingerprint
+ * is what it was before int64 values were exact).
+ */
 export function fingerprintOf (pet: NewPetRecord): string {
-  return createHash('sha256').update(JSON.stringify([pet.name, pet.categoryId, pet.status])).digest('base64url')
+  return createHash('sha256').update(stringifyJson([pet.name, pet.categoryId, pet.status])).digest('base64url')
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.js'
 import { ApiError, RETRY_AFTER_SECONDS } from '../errors/catalogue.js'
+import { parseJson } from '../json/exact-json.js'
 import type { Pet } from '../schemas/pet.js'
 import { IdempotencyClaimLostError } from './claims.js'
 import type { NewPetRecord, PetStore } from '../store/pet-store.js'
@@ -46,7 +47,7 @@ export class IdempotentCreates {
       ttlMs: IDEMPOTENCY_TTL_MS
     })
     switch (claim.outcome) {
-      case 'completed': return { status: claim.response.status, pet: JSON.parse(claim.response.body) as Pet, replayed: true }
+      case 'completed': return { status: claim.response.status, pet: parseJson(claim.response.body) as Pet, replayed: true }
       case 'mismatch': throw new ApiError('idempotency_key_reused', `Idempotency-Key "${key}" was already used with a different request body; use a new key for a new pet.`)
       case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': String(RETRY_AFTER_SECONDS) })
       case 'claimed': break

@@ -1,23 +1,25 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { TallyCounter, TallyHistogram } from './tally.js'
 
 // seconds; most answers take well under a millisecond, a store outage up to a few seconds
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 /**
  * The service's Prometheus metrics, in a registry of their own (one per app, so tests can
- * build several apps in one process). Served by `metrics-server.ts` on `METRICS_PORT`.
+ * build several apps in one process). Served by `metrics-server.ts` on `METRICS_PORT`. The ones
+ * counted on every request are tallies (tally.ts), summed into samples only when scraped.
  */
 export class Metrics {
   readonly registry = new Registry()
 
-  readonly requests = new Counter({
+  readonly requests = new TallyCounter({
     name: 'petstore_http_requests_total',
     help: 'HTTP answers, by operation id (or route for unversioned routes) and status.',
     labelNames: ['operation', 'method', 'status'] as const,
     registers: [this.registry]
   })
 
-  readonly requestDuration = new Histogram({
+  readonly requestDuration = new TallyHistogram({
     name: 'petstore_http_request_duration_seconds',
     help: 'Time from receiving a request to sending its answer, by operation and status.',
     labelNames: ['operation', 'status'] as const,
@@ -25,7 +27,7 @@ export class Metrics {
     registers: [this.registry]
   })
 
-  readonly storeDuration = new Histogram({
+  readonly storeDuration = new TallyHistogram({
     name: 'petstore_store_query_duration_seconds',
     help: 'Time of each store call (one or a few SQL statements), by store method and outcome.',
     labelNames: ['method', 'outcome'] as const,
@@ -46,7 +48,7 @@ export class Metrics {
     registers: [this.registry]
   })
 
-  readonly deprecatedCalls = new Counter({
+  readonly deprecatedCalls = new TallyCounter({
     name: 'petstore_deprecated_operation_calls_total',
     help: 'Authenticated calls of deprecated operations, by operation, API key name and role: who still calls them before the sunset.',
     labelNames: ['operation', 'api_key', 'role'] as const,

@@ -25,9 +25,36 @@ const MAX_PAGES = 1000
  */
 export class PageCache {
   readonly #pages: LRUCache<string, Entry>
+  readonly #clock: { now (): number }
+  // the reads under way, by version and key: a request for a page being read waits for that read
+  readonly #reading = new Map<string, Promise<CachedPage>>()
 
   constructor (clock: { now (): number }) {
+    this.#clock = clock
     this.#pages = new LRUCache<string, Entry>({ max: MAX_PAGES, ttl: PAGE_CACHE_MAX_AGE_MS, ttlResolution: 0, ttlAutopurge: false, perf: clock })
+  }
+
+  /**
+   * The page at `key` and `version` that {@link get} did not have: from the read of it already under
+   * way, or else from `read`, whose page is then kept. So one read per page and version reaches the store:
+   * after a write, every client polling the first page would otherwise read it at once. A read that
+   * fails fails every request waiting for it, as each would have on its own. With no version
+   * (the store cannot tell one) every request reads for itself and nothing is kept.
+   */
+  async load (key: string, version: number | undefined, read: () => Promise<CachedPage>): Promise<CachedPage> {
+    if (version === undefined) return await read()
+    const flight = `${version} ${key}`
+    let reading = this.#reading.get(flight)
+    if (reading === undefined) {
+      // the page's age counts from before the read began
+      const readAt = this.#clock.now()
+      reading = read().then((page) => {
+        this.set(key, version, readAt, page)
+        return page
+      }).finally(() => { this.#reading.delete(flight) })
+      this.#reading.set(flight, reading)
+    }
+    return await reading
   }
 
   get (key: string, version: number | undefined): CachedPage | undefined {

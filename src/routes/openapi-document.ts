@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { stringify } from 'yaml'
 import { allowOnly } from '../http/method-not-allowed.js'
+import { stringifyJson } from '../json/exact-json.js'
 import { API_VERSION } from '../docs/openapi.js'
 
 /** A bound on the document's size, in characters (it is about a tenth of it). */
@@ -12,6 +14,8 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
   // written with YAML 1.1's types in mind, so that a string such as 2030-12-05 (a timestamp to a
   // YAML 1.1 reader) or "yes" is quoted, and every reader loads the same document as the JSON one
   let yaml: string | undefined
+  // int64 bounds are bigints (2^63 − 1 is no double): written digit for digit, as the YAML library writes them too
+  let json: string | undefined
   const example = { openapi: '3.1.0', info: { title: 'Pet Store', version: API_VERSION } }
 
   app.get('/openapi.json', {
@@ -22,7 +26,10 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       description: 'The OpenAPI 3.1 document of this deployment (its servers, limits and settings), without a key.',
       response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The OpenAPI 3.1 document.', examples: [example] } }
     }
-  }, async (_request, reply) => reply.type('application/json; charset=utf-8').serializer(JSON.stringify).send(app.swagger()))
+  }, async (_request, reply) => {
+    json ??= stringifyJson(app.swagger())
+    return reply.type('application/json; charset=utf-8').send(json)
+  })
 
   app.get('/openapi.yaml', {
     schema: {
@@ -34,8 +41,9 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] } }
     }
   }, async (_request, reply) => {
-    // loaded on the first request for it: the YAML library costs start-up time every process would pay
-    yaml ??= (await import('yaml')).stringify(app.swagger(), { schema: 'yaml-1.1' })
+    // imported with the module: @fastify/swagger loads the YAML library at start anyway, and the server's
+    // bundle would give a dynamic import of it (CommonJS) no named exports
+    yaml ??= stringify(app.swagger(), { schema: 'yaml-1.1' })
     return reply.type('application/yaml; charset=utf-8').send(yaml)
   })
 

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AuthenticatedKey } from '../auth/bearer-auth.js'
+import type { CounterSeries } from '../metrics/tally.js'
 import { baseUrlFor } from '../http/base-url.js'
 import { ApiError } from '../errors/catalogue.js'
 import { ifNoneMatchMatches, strongEtag } from '../http/etag.js'
@@ -34,6 +36,30 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
   // hot pages, reused while the store's list version holds (docs/performance.md)
   const pages = new PageCache(app.clock)
 
+  // the request's host matters only when a staging address is configured
+  const baseUrlOf = (request: FastifyRequest): string => app.config.stagingBaseUrl === undefined ? app.config.publicBaseUrl : baseUrlFor(app.config, request.host)
+  // getPet's headers, made once per base address (there are one or two)
+  const headersByBaseUrl = new Map<string, Readonly<Record<string, string>>>()
+  const deprecationHeaders = (baseUrl: string): Readonly<Record<string, string>> => {
+    let headers = headersByBaseUrl.get(baseUrl)
+    if (headers === undefined) {
+      headers = Object.freeze({ ...GET_PET_HEADERS, link: `<${baseUrl}/pets>; rel="successor-version"` })
+      headersByBaseUrl.set(baseUrl, headers)
+    }
+    return headers
+  }
+  // the deprecated-calls series of each key, kept
+  const deprecatedCalls = new Map<string, CounterSeries>()
+  const deprecatedCallsOf = (key: AuthenticatedKey): CounterSeries => {
+    const id = `${key.scope} ${key.role} ${key.name}`
+    let series = deprecatedCalls.get(id)
+    if (series === undefined) {
+      series = app.metrics.deprecatedCalls.series({ operation: 'getPet', api_key: key.name, role: key.role })
+      deprecatedCalls.set(id, series)
+    }
+    return series
+  }
+
   app.get('/pets', {
     schema: {
       operationId: 'listPets',
@@ -65,35 +91,33 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { limit = PAGE_LIMIT_DEFAULT, status, cursor } = request.query
-    const baseUrl = baseUrlFor(app.config, request.host)
+    const baseUrl = baseUrlOf(request)
     // the raw cursor is part of the key: a cached page's cursor was checked when the page was read
     const key = `${baseUrl} ${status ?? ''} ${limit} ${cursor ?? ''}`
     const version = app.store.listVersion()
     const cached = pages.get(key, version)
     if (cached !== undefined) return sendPage(reply, cached)
-
-    let afterId: number | undefined
-    if (cursor !== undefined) {
-      const position = app.cursors.decode(cursor)
-      if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
-      if (position.status !== status) {
-        throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with another status filter; keep "status" as in the link that carried it')
+    return sendPage(reply, await pages.load(key, version, async () => {
+      let afterId: number | undefined
+      if (cursor !== undefined) {
+        const position = app.cursors.decode(cursor)
+        if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
+        if (position.status !== status) {
+          throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with another status filter; keep "status" as in the link that carried it')
+        }
+        afterId = position.afterId
       }
-      afterId = position.afterId
-    }
-    const readAt = app.clock.now()
-    const page = await app.store.listPets({ status, afterId, limit })
-    const last = page.pets.at(-1)
-    let link: string | undefined
-    if (page.hasMore && last !== undefined) {
-      const next = new URLSearchParams({ limit: String(limit) })
-      if (status !== undefined) next.set('status', status)
-      next.set('cursor', app.cursors.encode({ afterId: last.id, status }))
-      link = `<${baseUrl}/pets?${next.toString()}>; rel="next"`
-    }
-    const sent = { body: reply.serialize(page.pets), link }
-    pages.set(key, version, readAt, sent)
-    return sendPage(reply, sent)
+      const page = await app.store.listPets({ status, afterId, limit })
+      const last = page.pets.at(-1)
+      let link: string | undefined
+      if (page.hasMore && last !== undefined) {
+        const next = new URLSearchParams({ limit: String(limit) })
+        if (status !== undefined) next.set('status', status)
+        next.set('cursor', app.cursors.encode({ afterId: last.id, status }))
+        link = `<${baseUrl}/pets?${next.toString()}>; rel="next"`
+      }
+      return { body: reply.serialize(page.pets), link }
+    }))
   })
 
   app.post('/pets', {
@@ -109,7 +133,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
           ...Type.Ref(PetSchema),
           description: 'Animal added (or, for a repeated `Idempotency-Key`, the answer the first request got).',
           headers: {
-            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', pattern: '^/v1/pets/[1-9][0-9]{0,15}$', maxLength: 25, example: '/v1/pets/1' },
+            Location: { type: 'string', description: 'Path of the new pet: `/v1/pets/{id}`.', pattern: '^/v1/pets/[1-9][0-9]{0,18}$', maxLength: 28, example: '/v1/pets/1' },
             'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was created.', enum: ['true'], example: 'true' }
           }
         },
@@ -173,9 +197,8 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     },
     // onSend also runs for answers that end early (401, 400, 410), so every answer is marked
     onSend: (request, reply, payload, done) => {
-      reply.headers(GET_PET_HEADERS)
-      reply.header('link', `<${baseUrlFor(app.config, request.host)}/pets>; rel="successor-version"`)
-      if (request.apiKey !== null) app.metrics.deprecatedCalls.inc({ operation: 'getPet', api_key: request.apiKey.name, role: request.apiKey.role })
+      reply.headers(deprecationHeaders(baseUrlOf(request)))
+      if (request.apiKey !== null) deprecatedCallsOf(request.apiKey).inc()
       if (reply.statusCode !== 200 || typeof payload !== 'string') {
         done(null, payload)
         return

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify'
 import { ApiError } from '../errors/catalogue.js'
 import { acceptMergePatchBodies, BODY_TOO_LARGE_MESSAGE, MERGE_PATCH_MEDIA_TYPES, MERGE_PATCH_ONLY_MESSAGE } from '../http/content-types.js'
 import { ifMatchMatches, strongEtag } from '../http/etag.js'
+import type { Int64 } from '../json/int64.js'
 import { describeTransitions, FINAL_STATUSES, STATUS_TRANSITIONS } from '../lifecycle/status-transitions.js'
 import { UpdatePetHeadersSchema } from '../schemas/headers.js'
 import { PET_STATUSES, PetPatchSchema, PetSchema, type Pet, type PetStatus } from '../schemas/pet.js'
@@ -11,15 +12,15 @@ import { PetIdParamsSchema } from '../schemas/query.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../schemas/responses.js'
 
 /** The 404 of a pet id no pet has. */
-export function petNotFoundMessage (petId: number): string {
+export function petNotFoundMessage (petId: Int64): string {
   return `No pet has id ${petId}.`
 }
 
-function preconditionFailedMessage (petId: number): string {
+function preconditionFailedMessage (petId: Int64): string {
   return `If-Match does not match the current ETag of pet ${petId}: it has changed since that tag was read. Read it again and retry.`
 }
 
-function invalidTransitionMessage (petId: number, from: PetStatus, to: PetStatus): string {
+function invalidTransitionMessage (petId: Int64, from: PetStatus, to: PetStatus): string {
   const next = STATUS_TRANSITIONS[from]
   const why = next.length === 0 ? `"${from}" is final` : `from "${from}" it can only become ${next.map((status) => `"${status}"`).join(' or ')}`
   return `Pet ${petId} is "${from}" and cannot become "${to}": ${why}.`

@@ -1,11 +1,21 @@
-import { Type, type SchemaOptions, type Static, type TInteger, type TUnsafe } from '@sinclair/typebox'
+import { Type, type SchemaOptions, type Static, type TUnsafe } from '@sinclair/typebox'
+import { INT64_MAX, INT64_MIN, type Int64 } from '../json/int64.js'
+import { int64Schema } from './int64-schema.js'
 import { DEFAULT_VALUE_KEYWORD, PATTERN_DESCRIPTION_KEYWORD } from './keywords.js'
 
 /** Longest pet name accepted, in characters (Unicode code points). */
 export const PET_NAME_MAX_LENGTH = 100
 
-/** Largest integer JavaScript holds exactly; ids and category ids stay within ±this. */
+/** Largest integer a JavaScript number holds exactly (2^53 − 1); event ids stay within it. */
 export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER
+
+/**
+ * What the document tells a JavaScript client about int64 values: they are JSON numbers, which
+ * `JSON.parse` rounds beyond ±(2^53−1).
+ */
+export const INT64_IN_JAVASCRIPT = `Values beyond ±(2^53−1) (${MAX_EXACT_INTEGER}) arrive and must be sent as JSON numbers written digit for digit, ` +
+  'never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser ' +
+  'that keeps big integers (as `bigint`), or use `@petstore/client`, which does.'
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
 export type PetStatus = typeof PET_STATUSES[number]
@@ -45,14 +55,11 @@ export const nameSchema = Type.String({
   examples: ['Rex']
 })
 
-/** A pet's category id, as every schema that carries one states it. */
-export const categoryIdSchema = Type.Integer({
-  format: 'int64',
-  minimum: -MAX_EXACT_INTEGER,
-  maximum: MAX_EXACT_INTEGER,
-  description: 'Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, ' +
-    'so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and ' +
-    'fractions are rejected, never rounded.',
+/** A pet's category id, as every schema that carries one states it: any int64. */
+export const categoryIdSchema = int64Schema({
+  description: `Identifier of the category the animal belongs to: any int64, from −2^63 (${INT64_MIN}) to 2^63−1 (${INT64_MAX}), kept exactly. ` +
+    'Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string); values beyond int64 and fractions ' +
+    `are rejected, never rounded. ${INT64_IN_JAVASCRIPT}`,
   examples: [1]
 })
 
@@ -76,13 +83,21 @@ export const NewPetSchema = Type.Object({
 })
 export type NewPet = Static<typeof NewPetSchema>
 
-/** A pet's id: a positive integer within 2^53 − 1, so that every client holds it exactly. */
-export function petIdSchema (options: { description: string, examples?: number[] }): TInteger {
-  return Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_EXACT_INTEGER, ...options })
+/** A pet's id as a request names it (the path's `petId`): any positive int64. */
+export function petIdSchema (options: { description: string, examples?: number[] }): TUnsafe<Int64> {
+  return int64Schema({ minimum: 1n, ...options })
 }
 
+/**
+ * A pet's id as the service assigns it: a positive int64 in the document, and a `number` in this code,
+ * because ids are assigned counting up from 1 and never reach 2^53 (PostgreSQL's identity stops at
+ * 2^53 − 1; SQLite's AUTOINCREMENT would need 2^53 inserts first).
+ */
+const assignedPetIdSchema = (options: { description: string, examples?: number[] }): TUnsafe<number> =>
+  Type.Unsafe<number>(petIdSchema(options))
+
 export const PetSchema = Type.Object({
-  id: petIdSchema({ description: 'Unique identifier, assigned by the service on creation.', examples: [1] }),
+  id: assignedPetIdSchema({ description: `Unique identifier, assigned by the service on creation: a positive int64. ${INT64_IN_JAVASCRIPT}`, examples: [1] }),
   name: nameSchema,
   categoryId: categoryIdSchema,
   status: Type.Ref(PetStatusSchema)

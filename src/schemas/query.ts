@@ -28,7 +28,8 @@ export type ListPetsQuery = Static<typeof ListPetsQuerySchema>
 
 export const PetIdParamsSchema = Type.Object({
   petId: petIdSchema({
-    description: 'The identifier of the animal: a positive integer written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected).',
+    description: 'The identifier of the animal: a positive int64 (1 to 2^63−1) written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected). ' +
+      'An id no pet has is 404.',
     examples: [1]
   })
 })

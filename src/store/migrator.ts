@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { INSTALL_ROOT } from '../install-root.js'
 import type { MigrationResult } from './pet-store.js'
 
 /** One versioned SQL file, e.g. `0001_init.sql`. */
@@ -11,18 +12,18 @@ export interface Migration {
 
 export type Dialect = 'sqlite' | 'postgres'
 
-// resolves the same from src/store and dist/store: both sit two levels below the package root
-const MIGRATIONS_ROOT = new URL('../../migrations/', import.meta.url)
+// in the installation, beside src/ and dist/: the same folder whichever build (or the source) runs
+const MIGRATIONS_ROOT = join(INSTALL_ROOT, 'migrations')
 
 /** Reads the migrations of a dialect, in version order. */
 export function loadMigrations (dialect: Dialect): Migration[] {
-  const dir = fileURLToPath(new URL(`${dialect}/`, MIGRATIONS_ROOT))
+  const dir = join(MIGRATIONS_ROOT, dialect)
   const migrations = readdirSync(dir)
     .filter((file) => file.endsWith('.sql'))
     .map((file) => {
       const match = /^(\d+)_([\w-]+)\.sql$/.exec(file)
       if (match === null) throw new Error(`migration file ${file} must be named NNNN_name.sql`)
-      return { version: Number(match[1]), name: file, sql: readFileSync(new URL(`${dialect}/${file}`, MIGRATIONS_ROOT), 'utf8') }
+      return { version: Number(match[1]), name: file, sql: readFileSync(join(dir, file), 'utf8') }
     })
     .sort((a, b) => a.version - b.version)
   migrations.forEach((migration, index) => {

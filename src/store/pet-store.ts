@@ -1,5 +1,6 @@
 import type { ApiKeyRole } from '../auth/roles.js'
 import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from '../idempotency/claims.js'
+import type { Int64 } from '../json/int64.js'
 import type { PetPrecondition, PetUpdateOutcome } from '../lifecycle/pet-update.js'
 import type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
 
@@ -43,14 +44,15 @@ export interface PetStore {
    * together or not at all; a claim no longer held throws IdempotencyClaimLostError and inserts nothing.
    */
   createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet>
-  findPetById (id: number): Promise<Pet | undefined>
+  /** `id` may be any int64 (a petId a client asked for); only ids the store assigned find a pet. */
+  findPetById (id: Int64): Promise<Pet | undefined>
   /**
    * Changes a pet in one transaction: reads its row locked, judges it with `decidePetUpdate`
    * (`precondition`, the If-Match check, on that row), and writes only when something changes, so
    * racing updates are serialised and each is judged on the state the other left. Resolves once the
    * write is durable; a write moves {@link PetStore.listVersion}, here and on other instances.
    */
-  updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome>
+  updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome>
   listPets (query: PetPageQuery): Promise<PetPage>
   /**
    * A number that changes whenever pets may have been added or changed (by this process or any other), so

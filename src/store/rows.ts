@@ -1,17 +1,23 @@
 import type { ApiKeyRole } from '../auth/roles.js'
+import { toInt64, type Int64 } from '../json/int64.js'
 import type { Pet, PetStatus } from '../schemas/pet.js'
 import type { ApiKeyRecord } from './pet-store.js'
 
-/** A pets row as both engines return it (ids as numbers: both keep them within 2^53 − 1). */
+/**
+ * A pets row as both engines return it: the id as a number (ids are assigned below 2^53), the category
+ * id exactly, as an Int64 (PostgreSQL's int8 parser, postgres/int8.ts) or, beyond 2^53, as decimal text
+ * (SQLite, see sqlite/sql.ts).
+ */
 export interface PetRow {
   id: number
   name: string
-  category_id: number
+  category_id: Int64 | string
   status: PetStatus
 }
 
 export function rowToPet (row: PetRow): Pet {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
+  const categoryId = typeof row.category_id === 'string' ? toInt64(BigInt(row.category_id)) : row.category_id
+  return { id: row.id, name: row.name, categoryId, status: row.status }
 }
 
 /** The pets columns every query returns, in the order of {@link PetRow}. */

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
-import { SpanStatusCode, trace } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { WebhookSettings } from '../config.js'
@@ -125,6 +124,8 @@ export class WebhookDispatcher {
     }
     const event = due.event
     const started = clock.now()
+    // loaded with the first attempt, not at start: without tracing its spans are no-ops, and most instances never deliver
+    const { SpanStatusCode, trace } = await import('@opentelemetry/api')
     const result = await trace.getTracer('petstore').startActiveSpan('webhook.deliver', {
       attributes: { 'petstore.webhook.endpoint_id': claim.id, 'petstore.event.id': event.id, 'petstore.webhook.attempt': attempt }
     }, async (span): Promise<AttemptResult> => {

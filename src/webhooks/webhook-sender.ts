@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import { Agent, request } from 'undici'
+import { join } from 'node:path'
+import type { Agent, request } from 'undici'
 import type { WebhookSettings } from '../config.js'
+import { INSTALL_ROOT } from '../install-root.js'
+import { stringifyJson } from '../json/exact-json.js'
 import type { Event } from '../schemas/event.js'
 import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
 import { signWebhook } from './signature.js'
@@ -9,8 +12,7 @@ import { signWebhook } from './signature.js'
 /** Most of a receiver's answer read: its body is not used, only drained so the connection can be reused. */
 export const RESPONSE_BODY_LIMIT_BYTES = 64 * 1024
 
-// resolves the same from src/webhooks and dist/webhooks: both sit two levels below the package root
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const VERSION = (JSON.parse(readFileSync(join(INSTALL_ROOT, 'package.json'), 'utf8')) as { version: string }).version
 /** The `User-Agent` of every webhook request. */
 export const WEBHOOK_USER_AGENT = `petstore-webhooks/${VERSION}`
 
@@ -24,24 +26,38 @@ export interface WebhookRequest {
   secrets: readonly string[]
 }
 
+/** The undici pieces a sender uses, loaded with its first delivery. */
+interface UndiciClient {
+  agent: Agent
+  request: typeof request
+}
+
 /**
  * Sends webhook requests over undici with the safety a sender owes its operator: no redirects, a time
  * limit for the whole attempt, at most 64 KiB of an answer read, and, unless private networks are
  * allowed, connections only to public addresses, checked on the address actually connected to.
  */
 export class WebhookSender {
-  readonly #agent: Agent
+  // undici is loaded with the first delivery: most instances have no endpoint, and loading it was a
+  // tenth of start-up (docs/performance.md)
+  #client: Promise<UndiciClient> | undefined
   readonly #settings: WebhookSettings
 
   constructor (settings: WebhookSettings) {
     this.#settings = settings
-    this.#agent = new Agent({
+  }
+
+  async #connect (): Promise<UndiciClient> {
+    const undici = await import('undici')
+    const settings = this.#settings
+    const agent = new undici.Agent({
       connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup }) },
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
       // a slow endpoint holds its connections, never more than a few
       connections: 4
     })
+    return { agent, request: undici.request }
   }
 
   /** POSTs the event, signed, and says how it went; never throws. `signal` aborts it (shutdown). */
@@ -57,11 +73,13 @@ export class WebhookSender {
     }
     const id = String(event.id)
     const timestamp = Math.floor(now.getTime() / 1000)
-    const body = JSON.stringify(event)
+    // int64 values beyond 2^53 digit for digit, as the feed writes them
+    const body = stringifyJson(event)
     try {
+      const { agent, request } = await (this.#client ??= this.#connect())
       const answer = await request(target, {
         method: 'POST',
-        dispatcher: this.#agent,
+        dispatcher: agent,
         body,
         headers: {
           'content-type': 'application/json',
@@ -81,7 +99,8 @@ export class WebhookSender {
   }
 
   async close (): Promise<void> {
-    await this.#agent.destroy()
+    const client = this.#client
+    if (client !== undefined) await (await client).agent.destroy()
   }
 }
 

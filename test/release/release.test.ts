@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, test } from 'node:test'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'
 import { childEnv, freePort, PROJECT_ROOT, ServerProcess, within } from '../helpers/processes.js'
 
@@ -36,6 +38,26 @@ async function releaseCli (release: Release, args: string[], env: NodeJS.Process
     execFile(release.node, [join(release.dir, 'dist/bin/cli.js'), ...args], { cwd: release.dir, env, timeout: 30_000, ...(AS_ROOT ? UNPRIVILEGED : {}) },
       (error, stdout, stderr) => { resolve({ code: error === null ? 0 : (typeof error.code === 'number' ? error.code : null), stdout, stderr }) })
   })
+}
+
+// what the bundled server (dist/bin/server.js) must answer byte for byte as the modules do: the document, and the
+// /docs page's parts that are built at run time (the page, its start-up script with our plugin written out)
+const SAME_AS_THE_MODULES = ['/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/static/index.html', '/docs/static/swagger-initializer.js',
+  '/docs/static/theme/petstore-plugin.js', '/docs/json', '/docs/static/swagger-ui-bundle.js']
+
+/** The bodies the app built from the source answers `paths` with, configured by `env` on an in-memory store. */
+async function answersOfTheModules (env: NodeJS.ProcessEnv, paths: readonly string[]): Promise<Map<string, { status: number, type: unknown, body: Buffer }>> {
+  const app = await buildApp({ config: loadConfig({ ...env, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' }) })
+  try {
+    const answers = new Map<string, { status: number, type: unknown, body: Buffer }>()
+    for (const url of paths) {
+      const res = await app.inject({ method: 'GET', url })
+      answers.set(url, { status: res.statusCode, type: res.headers['content-type'], body: res.rawPayload })
+    }
+    return answers
+  } finally {
+    await app.close()
+  }
 }
 
 /** A data directory only the service's user may write. */
@@ -118,6 +140,15 @@ describe('the release directory (npm run release)', () => {
       assert.equal(docs.status, 200)
       assert.match(docs.headers.get('content-type') ?? '', /text\/html/)
       assert.equal((await fetch(`${server.baseUrl}/v1/openapi.json`)).status, 200)
+      if (store === 'sqlite') {
+        // the release runs the bundle; what it serves must not differ from what the modules serve
+        for (const [url, expected] of await answersOfTheModules(env, SAME_AS_THE_MODULES)) {
+          const res = await fetch(`${server.baseUrl}${url}`, { redirect: 'manual' })
+          assert.equal(res.status, expected.status, url)
+          assert.equal(res.headers.get('content-type') ?? undefined, expected.type, url)
+          assert.ok(Buffer.from(await res.arrayBuffer()).equals(expected.body), `${url} differs between the bundle and the modules`)
+        }
+      }
       const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
       assert.match(await metrics.text(), /petstore_http_requests_total\{operation="createPet",method="POST",status="201"\} 1/)
 

@@ -19,8 +19,9 @@ for (const store of testStores()) {
       ['{"name":1.0,"categoryId":1}', 'field "name" must be a string'],
       ['{"name":"Rex","categoryId":1,"extra":1.0}', 'field "extra" is not allowed'],
       ['{"name":"Rex","categoryId":1.5}', 'field "categoryId" must be an integer'],
-      ['{"name":"Rex","categoryId":1e400}', 'field "categoryId" must be an integer'],
-      ['{"name":"Rex","categoryId":1e16}', 'field "categoryId" must be <= 9007199254740991'],
+      ['{"name":"Rex","categoryId":1e400}', 'field "categoryId" must be <= 9223372036854775807'],
+      ['{"name":"Rex","categoryId":-1e19}', 'field "categoryId" must be >= -9223372036854775808'],
+      ['{"name":"Rex","categoryId":4611686018427387904.5}', 'field "categoryId" must be an integer, got 4611686018427387904.5, which has a fractional part'],
       ['{"name":"Rex","categoryId":1.0000000000000001}', 'field "categoryId" must be an integer, got 1.0000000000000001, which has a fractional part'],
       ['{"name":"Rex","categoryId":"1"}', 'field "categoryId" must be an integer'],
       ['{"name":"Rex","categoryId":true}', 'field "categoryId" must be an integer']

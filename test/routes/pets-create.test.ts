@@ -14,8 +14,6 @@ const INVALID_BODIES: Array<[string, unknown, string]> = [
   ['name is null', { name: null, categoryId: 1 }, 'name'],
   ['categoryId is a numeric string', { name: 'Rex', categoryId: '5' }, 'categoryId'],
   ['categoryId is a fraction', { name: 'Rex', categoryId: 1.5 }, 'categoryId'],
-  ['categoryId is 2^53', { name: 'Rex', categoryId: 2 ** 53 }, 'categoryId'],
-  ['categoryId is below -(2^53-1)', { name: 'Rex', categoryId: -(2 ** 53) }, 'categoryId'],
   ['categoryId is a boolean', { name: 'Rex', categoryId: true }, 'categoryId'],
   ['status is not in the enum', { name: 'Rex', categoryId: 1, status: 'lost' }, 'status'],
   ['status is null', { name: 'Rex', categoryId: 1, status: null }, 'status'],
@@ -80,9 +78,9 @@ for (const store of testStores()) {
       })
     }
 
-    test('When categoryId is beyond 2^53 in the JSON text, then it is refused, never rounded', async (t) => {
+    test('When categoryId is beyond int64 in the JSON text, then it is refused, never rounded', async (t) => {
       const app = await buildTestApp(t, { store })
-      for (const literal of ['9007199254740993', '9007199254740992', '-9007199254740993', '1e300']) {
+      for (const literal of ['9223372036854775808', '-9223372036854775809', '18446744073709551616', '1e300']) {
         const res = await app.app.inject({
           method: 'POST',
           url: '/v1/pets',

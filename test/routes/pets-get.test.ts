@@ -23,7 +23,8 @@ const INVALID_IDS: Array<[string, string]> = [
   ['1.5', 'a fraction'],
   ['0', 'zero'],
   ['-1', 'negative'],
-  ['99999999999999999999', 'beyond 2^53-1']
+  ['9223372036854775808', 'beyond 2^63-1'],
+  ['99999999999999999999', 'beyond int64']
 ]
 
 /** Builds the app with known base URLs, so the successor link can be checked exactly. */
@@ -82,6 +83,22 @@ for (const store of testStores()) {
 
       assertError(res, 'pet_not_found')
       assertDeprecationHeaders(res)
+    })
+
+    test('When many pets, some missing and some asked twice, are fetched at once, then each answer is its own pet or 404', async (t) => {
+      const api = await buildApi(t, { store })
+      const pets: Pet[] = []
+      for (let i = 0; i < 12; i++) pets.push(await createPet(api, { name: `Pet ${i}`, categoryId: i }))
+      const last = pets.at(-1)?.id ?? 0
+      const ids = [...pets.map((pet) => pet.id), last + 1, pets[3]?.id ?? 0, last + 2, pets[0]?.id ?? 0]
+
+      const answers = await Promise.all(ids.map(async (id) => await getPet(api, id)))
+
+      answers.forEach((res, index) => {
+        const pet = pets.find((candidate) => candidate.id === ids[index])
+        if (pet === undefined) assertError(res, 'pet_not_found')
+        else assert.deepEqual(res.json(), pet)
+      })
     })
 
     for (const [petId, what] of INVALID_IDS) {

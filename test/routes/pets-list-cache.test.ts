@@ -89,6 +89,19 @@ for (const store of testStores()) {
       assert.deepEqual(petsOf(res), [...before, added])
     })
 
+    test('When many clients ask for the same page at once after a create, then the store reads it once and every client gets the new page', async (t) => {
+      const api = await buildTestApp(t, { store })
+      const before = await createPets(api, 2)
+      await assertCachedList(api, api.app, before)
+      const [added] = await createPets(api, 1)
+      const reads = await storeListReads(api.app)
+
+      const answers = await Promise.all(Array.from({ length: 20 }, async () => await getPets(api)))
+
+      for (const res of answers) assert.deepEqual(petsOf(res), [...before, added])
+      assert.equal(await storeListReads(api.app), reads + 1, 'one read served every request')
+    })
+
     test('When a page reached with a cursor is cached, then a tampered or foreign cursor, or the cursor with another status, is still refused with invalid_cursor', async (t) => {
       const api = await buildTestApp(t, { store })
       const other = await buildTestApp(t, { store })

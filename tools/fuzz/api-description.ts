@@ -4,9 +4,10 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { FastifyInstance } from 'fastify'
+import { parseJson, stringifyJson } from '../../src/json/exact-json.js'
 
-/** A JSON value. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+/** A JSON value (an integer beyond 2^53 as a bigint, exactly). */
+export type Json = null | boolean | number | bigint | string | Json[] | { [key: string]: Json }
 /** A JSON Schema object of the document. */
 export type Schema = Record<string, unknown>
 
@@ -51,6 +52,24 @@ export interface ApiOperation {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+
+// ajv's `integer` refuses a bigint, and its bounds are doubles (2^63 − 1 is none): for ajv, an int64 schema
+// becomes this keyword, which holds the bounds as decimal text and compares them exactly
+const INT64_KEYWORD = 'x-fuzz-int64'
+
+function int64ForAjv (value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(int64ForAjv)
+  if (value === null || typeof value !== 'object') return value
+  const mapped = Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, int64ForAjv(inner)]))
+  if (mapped.format !== 'int64') return mapped
+  const { type: _type, format: _format, minimum, maximum, ...rest } = mapped
+  return { ...rest, [INT64_KEYWORD]: { minimum: String(minimum as bigint | number | undefined ?? -(2n ** 63n)), maximum: String(maximum as bigint | number | undefined ?? 2n ** 63n - 1n) } }
+}
+
+function isInt64Within ({ minimum, maximum }: { minimum: string, maximum: string }, data: unknown): boolean {
+  const integer = typeof data === 'bigint' || (typeof data === 'number' && Number.isInteger(data))
+  return integer && data >= BigInt(minimum) && data <= BigInt(maximum)
+}
 const DOCUMENT_ID = 'https://petstore.fuzz/openapi.json'
 
 export function pointerToken (token: string): string {
@@ -75,10 +94,10 @@ export class ApiDescription {
   private constructor (document: OpenApiDocument) {
     this.document = document
     this.#ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false })
-    // int64/int32 describe the wire type; the ranges are the schemas' minimum and maximum
-    this.#ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) })
+    // int32 describes the wire type; the range is the schema's minimum and maximum
     this.#ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 })
-    this.#ajv.addSchema({ ...document, $id: DOCUMENT_ID })
+    this.#ajv.addKeyword({ keyword: INT64_KEYWORD, schemaType: 'object', validate: isInt64Within })
+    this.#ajv.addSchema({ ...int64ForAjv(document) as object, $id: DOCUMENT_ID })
     const description: unknown = (document.components?.schemas?.Error?.properties as Record<string, Schema> | undefined)?.code?.description
     const codeDescription = typeof description === 'string' ? description : ''
     this.errorCodeStatuses = new Map([...codeDescription.matchAll(/`(\w+)` \((\d{3})\)/g)].map(([, code, status]) => [code as string, Number(status)]))
@@ -109,11 +128,11 @@ export class ApiDescription {
     }
   }
 
-  /** Reads `GET /v1/openapi.json` from the app. */
+  /** Reads `GET /v1/openapi.json` from the app, exactly (int64 bounds as bigints). */
   static async load (app: FastifyInstance, url = '/v1/openapi.json'): Promise<ApiDescription> {
     const res = await app.inject({ method: 'GET', url })
     if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}: ${res.body.slice(0, 200)}`)
-    return new ApiDescription(res.json<OpenApiDocument>())
+    return new ApiDescription(parseJson(res.body) as OpenApiDocument)
   }
 
   operation (id: string): ApiOperation {
@@ -152,10 +171,10 @@ export class ApiDescription {
 
   /** Validates a bare value (a parameter) against a schema taken from the document. */
   validateValue (schema: Schema, value: unknown): boolean {
-    const key = `value:${JSON.stringify(schema)}`
+    const key = `value:${stringifyJson(schema)}`
     let validate = this.#validators.get(key)
     if (validate === undefined) {
-      validate = this.#ajv.compile(rebaseRefs(schema) as object)
+      validate = this.#ajv.compile(int64ForAjv(rebaseRefs(schema)) as object)
       this.#validators.set(key, validate)
     }
     return validate(value)

@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { ApiDescription, type ApiOperation } from './api-description.js'
-import { canonical, CatalogueModel, nextLink, type Pet } from './catalogue-model.js'
+import { canonical, CatalogueModel, nextLink, readJson, type Pet } from './catalogue-model.js'
 import { checkConformance } from './conformance-oracle.js'
 import type { FuzzRequest } from './fuzz-request.js'
 import { FuzzFailure, FuzzStats } from './fuzz-report.js'
@@ -115,7 +115,7 @@ export class ApiFuzzer {
       const problems = this.checkConformance(operation, res, url)
       if (res.statusCode !== 200) problems.push(`a list page answered ${res.statusCode}`)
       if (problems.length > 0) throw new FuzzFailure(problems, `GET ${url}`, res)
-      pets.push(...res.json<Pet[]>())
+      pets.push(...readJson<Pet[]>(res))
       const next = nextLink(res)
       url = next === undefined ? undefined : new URL(next).pathname + new URL(next).search
     }

@@ -1,6 +1,8 @@
 /** Generators of values valid against a schema, and of request bodies: valid ones and hostile ones of every kind. */
 import fc from 'fast-check'
+import { stringifyJson } from '../../src/json/exact-json.js'
 import type { ApiDescription, ApiOperation, Json, Schema } from './api-description.js'
+import { exactInteger } from './catalogue-model.js'
 import type { FuzzBody } from './fuzz-request.js'
 
 // characters that stress storage, JSON and length rules; all printable except where noted
@@ -25,13 +27,21 @@ function textArbitrary (minLength: number, maxLength: number): fc.Arbitrary<stri
   )
 }
 
-/** Integers within the bounds, with the bounds themselves and values near 0 often. */
-export function integerArbitrary (minimum: number, maximum: number): fc.Arbitrary<number> {
+// where a double stops holding integers exactly, and int64's ends: a bound of int64 fields, and values around them
+const INTEGER_EDGES = [0n, 1n, -1n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, -(2n ** 53n) - 1n, 2n ** 62n, -(2n ** 62n) - 1n, 2n ** 63n - 2n, -(2n ** 63n) + 1n]
+
+/**
+ * Integers within the bounds (bigints allowed: an int64's reach 2^63 − 1), with the bounds themselves,
+ * values near 0 and the edges of doubles often; a number when safe, else a bigint.
+ */
+export function integerArbitrary (minimum: number | bigint, maximum: number | bigint): fc.Arbitrary<number | bigint> {
+  const [min, max] = [BigInt(minimum), BigInt(maximum)]
+  const within = (value: bigint): bigint => value < min ? min : value > max ? max : value
   return fc.oneof(
-    fc.constantFrom(minimum, maximum, Math.min(Math.max(0, minimum), maximum), Math.min(Math.max(1, minimum), maximum)),
-    fc.integer({ min: Math.max(minimum, -1000), max: Math.min(maximum, 1000) }),
-    fc.bigInt({ min: BigInt(minimum), max: BigInt(maximum) }).map(Number)
-  )
+    fc.constantFrom(min, max, ...INTEGER_EDGES.map(within)),
+    fc.bigInt({ min: within(-1000n), max: within(1000n) }),
+    fc.bigInt({ min, max })
+  ).map((value) => exactInteger(String(value)))
 }
 
 /** Values valid against `schema` (objects, strings, integers, enums of the document); checked with ajv. */
@@ -52,7 +62,7 @@ function rawValueArbitrary (api: ApiDescription, schemaOrRef: Schema): fc.Arbitr
     case 'string':
       return textArbitrary(Number(schema.minLength ?? 0), Number(schema.maxLength ?? 200))
     case 'integer':
-      return integerArbitrary(Number(schema.minimum ?? Number.MIN_SAFE_INTEGER), Number(schema.maximum ?? Number.MAX_SAFE_INTEGER))
+      return integerArbitrary(schema.minimum as number | bigint | undefined ?? Number.MIN_SAFE_INTEGER, schema.maximum as number | bigint | undefined ?? Number.MAX_SAFE_INTEGER)
     case 'number': return fc.double({ noNaN: true, noDefaultInfinity: true })
     case 'boolean': return fc.boolean()
     case 'array': return fc.array(rawValueArbitrary(api, (schema.items ?? {}) as Schema), { maxLength: 3 })
@@ -63,7 +73,8 @@ function rawValueArbitrary (api: ApiDescription, schemaOrRef: Schema): fc.Arbitr
 // JSON texts of the wrong type, out of range, or written in ways a strict API must refuse
 const HOSTILE_JSON_VALUES = [
   'null', 'true', 'false', '0', '-1', '1.5', '-0', '1.0', '1e2', '1E400', '-1E400', '9007199254740991', '9007199254740992',
-  '9007199254740993', '-9007199254740991', '-9007199254740992', '18446744073709551616', '1' + '0'.repeat(400), '0.1', '1.0000000000000001',
+  '9007199254740993', '-9007199254740991', '-9007199254740992', '9223372036854775807', '9223372036854775808', '-9223372036854775808',
+  '-9223372036854775809', '1e18', '1E19', '18446744073709551616', '1' + '0'.repeat(400), '0.1', '1.0000000000000001',
   '9007199254740990.6', '2e-1', '"5"', '""', '" "', '"\\u0000"', '"\\ud800"', '"\\udc00\\ud800"', '"\\ud83d\\udc36"', '"\\t"', '"a\\nb"',
   '"🐶"', '[]', '{}', '[1]', '{"a":1}', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}',
   '"available"', '"SOLD"', '"Available"', `"${'x'.repeat(101)}"`, `"${'🐶'.repeat(101)}"`, `"${'x'.repeat(5000)}"`
@@ -72,6 +83,8 @@ const HOSTILE_JSON_VALUES = [
 const INTEGER_SPELLINGS = [
   '1.0', '1e2', '1E2', '1e+2', '100e-2', '0e0', '-0.0', '1.0000000000000001', '9007199254740990.6', '9007199254740991.0', '1.5', '-1.5',
   '9007199254740991', '-9007199254740991', '9007199254740992', '-9007199254740992', '9007199254740993', '4294967296', '-1', '0', '-0', '1E400',
+  '9223372036854775807', '-9223372036854775808', '9223372036854775808', '-9223372036854775809', '9.223372036854775807e18', '9223372036854775807.0',
+  '-9.223372036854775808E+18', '1e18', '1e19', '4611686018427387904.5', '9007199254740993.0', '9007199254740993.5', '18446744073709551616',
   '+1', '.5', '01', '0x10', 'Infinity', 'NaN', '1_000', '--1', '1.', '1e', '١', '"1"'
 ]
 const EXTRA_KEYS = ['id', '__proto__', 'constructor', 'prototype', 'Name', 'name ', 'categoryid', '', 'status\u0000', '🐶', 'toString', 'hasOwnProperty', 'x'.repeat(300)]
@@ -142,7 +155,7 @@ export function bodyArbitrary (api: ApiDescription, operation: ApiOperation): fc
     const duplicates = new Set(entries.map((entry) => entry.key)).size !== entries.length
     return { label, text: objectText(entries, pretty), structured: !duplicates, wholeIntegers }
   }
-  const entriesOf = (value: Record<string, Json>): Entry[] => Object.entries(value).map(([key, inner]) => ({ key, literal: JSON.stringify(inner) }))
+  const entriesOf = (value: Record<string, Json>): Entry[] => Object.entries(value).map(([key, inner]) => ({ key, literal: stringifyJson(inner) }))
   const unstructured = (label: string, text: string): FuzzBody => ({ label, text, structured: false, wholeIntegers: false })
   const fieldNames = Object.keys(properties)
 
@@ -188,7 +201,7 @@ export function bodyArbitrary (api: ApiDescription, operation: ApiOperation): fc
       weight: 3,
       arbitrary: fc.tuple(validObject, validObject, fieldName, fc.boolean(), fc.option(hostileLiteralArbitrary())).map(([value, other, field, first, hostile]) => {
         const entries = entriesOf(value)
-        const duplicate = { key: field, literal: hostile ?? JSON.stringify(other[field] ?? 'dup') }
+        const duplicate = { key: field, literal: hostile ?? stringifyJson(other[field] ?? 'dup') }
         return structured(`duplicate key "${field}"`, first ? [duplicate, ...entries] : [...entries, duplicate])
       })
     },
@@ -204,12 +217,12 @@ export function bodyArbitrary (api: ApiDescription, operation: ApiOperation): fc
     {
       weight: 2,
       arbitrary: fc.tuple(validObject, fc.nat()).map(([value, cut]) => {
-        const text = JSON.stringify(value)
+        const text = stringifyJson(value)
         return unstructured('truncated', text.slice(0, cut % text.length))
       })
     },
     { weight: 2, arbitrary: fc.oneof(fc.constantFrom(...NOT_JSON), fc.string({ unit: 'binary', maxLength: 50 })).map((text) => unstructured('not JSON', text)) },
-    { weight: 1, arbitrary: fc.tuple(validObject, fc.constantFrom('\ufeff', ' \n\t\r', '\n')).map(([value, prefix]) => unstructured(`${JSON.stringify(prefix)} around`, prefix + JSON.stringify(value) + (prefix === '\ufeff' ? '' : prefix))) },
+    { weight: 1, arbitrary: fc.tuple(validObject, fc.constantFrom('\ufeff', ' \n\t\r', '\n')).map(([value, prefix]) => unstructured(`${JSON.stringify(prefix)} around`, prefix + stringifyJson(value) + (prefix === '\ufeff' ? '' : prefix))) },
     {
       weight: 2,
       arbitrary: fc.tuple(validObject, fieldName, fc.constantFrom(101, 1000, 5000, 5460, 8000, 16300, 16400, 20000), fc.constantFrom('x', 'é', '🐶', '\u4e00', ' ')).map(([value, field, length, character]) =>
@@ -218,7 +231,7 @@ export function bodyArbitrary (api: ApiDescription, operation: ApiOperation): fc
     {
       weight: 2,
       arbitrary: fc.tuple(validObject, fc.constantFrom(...INVALID_UTF8), fc.nat()).map(([value, bad, at]) => {
-        const bytes = [...Buffer.from(JSON.stringify(value), 'utf8')]
+        const bytes = [...Buffer.from(stringifyJson(value), 'utf8')]
         const position = bytes.indexOf(0x22, 2) + 1 || at % bytes.length
         bytes.splice(position, 0, ...bad)
         return { label: `invalid UTF-8 ${Buffer.from(bad).toString('hex')}`, bytes }

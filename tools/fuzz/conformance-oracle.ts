@@ -1,5 +1,6 @@
 /** The oracle of the document: what it promises about any answer (documented status, schema, no leaks). */
 import type { LightMyRequestResponse } from 'fastify'
+import { parseJson } from '../../src/json/exact-json.js'
 import { pointerToken, type ApiDescription, type ApiOperation } from './api-description.js'
 import { shorten } from './fuzz-request.js'
 
@@ -51,7 +52,8 @@ export function checkConformance (api: ApiDescription, operation: ApiOperation, 
       let parsed = true
       if (mediaType.includes('json')) {
         try {
-          body = JSON.parse(res.body)
+          // exactly: an int64 beyond 2^53 is checked against its bounds as the value sent, not a rounded one
+          body = parseJson(res.body)
         } catch {
           parsed = false
           problems.push('the body is not JSON')

@@ -2,7 +2,8 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { ApiDescription, ApiOperation } from './api-description.js'
-import { canonical, fingerprint, nextLink, parseIdempotencyKeyHeader, STATUS_MOVES, type CatalogueModel, type Pet } from './catalogue-model.js'
+import { parseJson, stringifyJson } from '../../src/json/exact-json.js'
+import { canonical, exactInteger, fingerprint, nextLink, parseIdempotencyKeyHeader, readJson, STATUS_MOVES, type CatalogueModel, type Pet } from './catalogue-model.js'
 import { shorten, type FuzzRequest } from './fuzz-request.js'
 import type { Sent } from './wire-request.js'
 
@@ -97,7 +98,7 @@ export class ModelOracle {
     // nothing is deleted by retention during a fuzzing run: a valid page is always served
     expect([200], 'valid parameters')
     if (res.statusCode !== 200) return
-    const events = res.json<Array<{ id: number, type: string }>>()
+    const events = readJson<Array<{ id: number, type: string }>>(res)
     const after = Number(sent.values.get('query:after')?.[0] ?? 0)
     const type = sent.values.get('query:type')?.[0]
     const limitSchema = this.#api.resolve(operation.parameters.find((p) => p.name === 'limit')?.schema ?? {})
@@ -138,7 +139,7 @@ export class ModelOracle {
       if (given.length > 1) return `${parameter.name} is repeated`
       const text = given[0] as string
       const schema = this.#api.resolve(parameter.schema ?? {})
-      const value = schema.type === 'integer' ? (/^-?\d+$/.test(text) ? Number(text) : text) : text
+      const value = schema.type === 'integer' ? (/^-?\d+$/.test(text) ? exactInteger(text) : text) : text
       if (!this.#api.validateValue(schema, value)) return `${parameter.name}=${shorten(text, 40)} is invalid`
     }
     return undefined
@@ -160,8 +161,8 @@ export class ModelOracle {
     // a resolved cursor comes from the next link of a one-pet page: the page after the first matching pet
     const start = hasCursor ? 1 : 0
     const expected = matching.slice(start, start + limit)
-    if (!isDeepStrictEqual(canonical(res.json()), canonical(expected))) {
-      problems.push(`the page is not the ${limit} pets expected after ${start} (ids ${JSON.stringify(expected.map((p) => p.id))}, got ${JSON.stringify(res.json<Pet[]>().map((p) => p.id))})`)
+    if (!isDeepStrictEqual(canonical(readJson(res)), canonical(expected))) {
+      problems.push(`the page is not the ${limit} pets expected after ${start} (ids ${JSON.stringify(expected.map((p) => p.id))}, got ${JSON.stringify(readJson<Pet[]>(res).map((p) => p.id))})`)
     }
     const more = matching.length > start + limit
     if (more !== (nextLink(res) !== undefined)) problems.push(more ? 'more pets match but there is no next link' : 'a next link on the last page')
@@ -173,16 +174,16 @@ export class ModelOracle {
     }
     const invalid = this.#parameterProblem(operation, sent)
     if (invalid !== undefined) return expect([400], invalid)
-    const id = Number(sent.values.get('path:petId')?.[0])
-    const pet = this.#model.pets.get(id)
+    const id = exactInteger(sent.values.get('path:petId')?.[0] ?? '')
+    const pet = typeof id === 'number' ? this.#model.pets.get(id) : undefined
     if (pet === undefined) return expect([404], `no pet has id ${id}`)
     const ifNoneMatch = sent.headers['if-none-match']
     if (ifNoneMatch === undefined) expect([200], 'the pet exists')
     else if (ifNoneMatch.trim() === '*' || sent.etagOf === id) expect([304], 'If-None-Match matches')
     else if (sent.etagOf !== undefined) expect([200], 'If-None-Match is another pet\'s ETag')
     else expect([200, 304], 'If-None-Match is present')
-    if (res.statusCode === 200 && !isDeepStrictEqual(canonical(res.json()), canonical(pet))) {
-      problems.push(`the pet read differs from the pet created: ${JSON.stringify(pet)}`)
+    if (res.statusCode === 200 && !isDeepStrictEqual(canonical(readJson(res)), canonical(pet))) {
+      problems.push(`the pet read differs from the pet created: ${stringifyJson(pet)}`)
     }
   }
 
@@ -205,7 +206,7 @@ export class ModelOracle {
       }
     }
     if (res.statusCode !== 201) return
-    const pet = res.json<Pet>()
+    const pet = readJson<Pet>(res)
     const replayed = res.headers['idempotent-replayed'] === 'true'
     if (idempotencyKey === null) problems.push('a 201 despite a malformed Idempotency-Key')
     if (res.headers.location !== `${operation.basePath}/pets/${pet.id}`) problems.push(`Location is ${JSON.stringify(res.headers.location)}`)
@@ -218,19 +219,19 @@ export class ModelOracle {
     const earlier = idempotencyKey === undefined || idempotencyKey === null ? undefined : this.#model.idempotency.get(idempotencyKey)
     if (replayed) {
       if (earlier === undefined) problems.push('Idempotent-Replayed on a first use of the key')
-      else if (earlier.fingerprint !== fingerprint(asked)) problems.push(`a replay for another body (the key was first used for ${JSON.stringify(earlier.pet)})`)
-      else if (!isDeepStrictEqual(canonical(pet), canonical(earlier.pet))) problems.push(`the replay differs from the first answer ${JSON.stringify(earlier.pet)}`)
+      else if (earlier.fingerprint !== fingerprint(asked)) problems.push(`a replay for another body (the key was first used for ${stringifyJson(earlier.pet)})`)
+      else if (!isDeepStrictEqual(canonical(pet), canonical(earlier.pet))) problems.push(`the replay differs from the first answer ${stringifyJson(earlier.pet)}`)
       return
     }
     if (earlier !== undefined) problems.push('a repeat with the same Idempotency-Key created a new pet')
     const expected = { ...asked, id: pet.id, status: asked.status ?? 'available' }
-    if (!isDeepStrictEqual(canonical(pet), canonical(expected))) problems.push(`the created pet is not what was asked for: expected ${JSON.stringify(expected)}`)
+    if (!isDeepStrictEqual(canonical(pet), canonical(expected))) problems.push(`the created pet is not what was asked for: expected ${stringifyJson(expected)}`)
     if (this.#model.pets.has(pet.id)) problems.push(`id ${pet.id} was given twice`)
     this.#model.pets.set(pet.id, pet)
     if (idempotencyKey !== undefined && idempotencyKey !== null) this.#model.idempotency.set(idempotencyKey, { fingerprint: fingerprint(asked), pet })
     // readable at once, exactly as created
     const read = await this.#app.inject({ method: 'GET', url: `${operation.basePath}/pets/${pet.id}`, headers: this.#authHeader })
-    if (read.statusCode !== 200 || !isDeepStrictEqual(canonical(read.json()), canonical(pet))) {
+    if (read.statusCode !== 200 || !isDeepStrictEqual(canonical(readJson(read)), canonical(pet))) {
       problems.push(`GET ${operation.basePath}/pets/${pet.id} answered ${read.statusCode} ${shorten(read.body)} instead of the created pet`)
     }
   }
@@ -241,8 +242,8 @@ export class ModelOracle {
     // the body is refused as it is read (415, 413, not JSON) before anything else, or as it is validated (400, as a bad id or If-Match is)
     if (verdict.kind === 'expect') return expect(invalid === undefined ? verdict.statuses : [...new Set([...verdict.statuses, 400])], verdict.why)
     if (invalid !== undefined) return expect(verdict.kind === 'unsure' ? [400, 415] : [400], invalid)
-    const id = Number(sent.values.get('path:petId')?.[0])
-    const pet = this.#model.pets.get(id)
+    const id = exactInteger(sent.values.get('path:petId')?.[0] ?? '')
+    const pet = typeof id === 'number' ? this.#model.pets.get(id) : undefined
     const patch = (verdict.pet ?? {}) as Partial<Pet>
     const ifMatch = sent.headers['if-match']
     // the only tags that can match are `*` and the pet's own, resolved from getPet just before (a W/ one never: strong comparison)
@@ -254,13 +255,13 @@ export class ModelOracle {
     else if (patch.status !== undefined && patch.status !== pet.status && STATUS_MOVES[pet.status]?.includes(patch.status) !== true) [statuses, why] = [[409], `${pet.status} cannot become ${patch.status}`]
     expect(verdict.kind === 'unsure' ? [...statuses, 400, 415] : statuses, why)
     if (res.statusCode !== 200 || pet === undefined) return
-    const updated = res.json<Pet>()
-    const expected: Pet = { id, name: patch.name ?? pet.name, categoryId: patch.categoryId ?? pet.categoryId, status: patch.status ?? pet.status }
-    if (!isDeepStrictEqual(canonical(updated), canonical(expected))) problems.push(`the pet is not the one patched: expected ${JSON.stringify(expected)}`)
-    this.#model.pets.set(id, updated)
+    const updated = readJson<Pet>(res)
+    const expected: Pet = { id: pet.id, name: patch.name ?? pet.name, categoryId: patch.categoryId ?? pet.categoryId, status: patch.status ?? pet.status }
+    if (!isDeepStrictEqual(canonical(updated), canonical(expected))) problems.push(`the pet is not the one patched: expected ${stringifyJson(expected)}`)
+    this.#model.pets.set(pet.id, updated)
     // readable at once, with the tag the change answered
     const read = await this.#app.inject({ method: 'GET', url: `${operation.basePath}/pets/${id}`, headers: this.#authHeader })
-    if (read.statusCode !== 200 || !isDeepStrictEqual(canonical(read.json()), canonical(updated)) || read.headers.etag !== res.headers.etag) {
+    if (read.statusCode !== 200 || !isDeepStrictEqual(canonical(readJson(read)), canonical(updated)) || read.headers.etag !== res.headers.etag) {
       problems.push(`GET ${operation.basePath}/pets/${id} answered ${read.statusCode} ${shorten(read.body)} (ETag ${String(read.headers.etag)}) instead of the patched pet with ETag ${String(res.headers.etag)}`)
     }
   }
@@ -288,7 +289,8 @@ export class ModelOracle {
     }
     let value: unknown
     try {
-      value = JSON.parse(text.replace(/^\ufeff/, ''))
+      // exactly, as the API promises to read int64 values
+      value = parseJson(text.replace(/^\ufeff/, ''))
     } catch {
       return { kind: 'expect', statuses: contentType === 'json' ? [400] : [400, 415], why: 'the body is not JSON' }
     }

@@ -4,7 +4,8 @@ import fc from 'fast-check'
 import type { ApiDescription, Json } from './api-description.js'
 import type { ApiFuzzer } from './api-fuzzer.js'
 import { validValueArbitrary } from './body-generators.js'
-import { canonical, type Pet } from './catalogue-model.js'
+import { stringifyJson } from '../../src/json/exact-json.js'
+import { canonical, readJson, type Pet } from './catalogue-model.js'
 import { describeRequest, withToString, type FuzzParam, type FuzzRequest } from './fuzz-request.js'
 import { FuzzFailure, type FuzzStats } from './fuzz-report.js'
 import { JSON_CONTENT_TYPES, VALID_AUTHORIZATIONS } from './header-generators.js'
@@ -63,7 +64,7 @@ export function validCreateArbitrary (api: ApiDescription): fc.Arbitrary<ValidCr
       params: idempotent ? [{ in: 'header', name: 'idempotency-key', value: { kind: 'text', text: `fuzz-${Date.now().toString(36)}-${counter++}` } }] : [],
       authorization,
       contentType,
-      body: { label: 'valid', text: pretty ? JSON.stringify(pet, null, 2) : JSON.stringify(pet), structured: true, wholeIntegers: true },
+      body: { label: 'valid', text: stringifyJson(pet, pretty ? 2 : undefined), structured: true, wholeIntegers: true },
       contentLengthDelta: 0,
       headers: []
     })
@@ -81,7 +82,7 @@ export async function fuzzValidCreates (fuzzer: ApiFuzzer, run: PropertyRun): Pr
   return runProperty(validCreateArbitrary(fuzzer.api), async ({ request, repeat }) => {
     const res = await fuzzer.send(request)
     if (res.statusCode !== 201) throw new FuzzFailure([`a valid create answered ${res.statusCode}`], describeRequest(request), res)
-    const pet = res.json<Pet>()
+    const pet = readJson<Pet>(res)
     if (repeat) {
       const again = await fuzzer.send(request)
       if (again.statusCode !== 201 || again.headers['idempotent-replayed'] !== 'true' || again.body !== res.body) {
@@ -99,7 +100,7 @@ export async function fuzzValidCreates (fuzzer: ApiFuzzer, run: PropertyRun): Pr
     if (lastPage !== undefined) resumeAt.set(pet.status, lastPage)
     const found = listed.filter((other) => other.id === pet.id)
     if (found.length !== 1 || !isDeepStrictEqual(canonical(found[0]), canonical(pet))) {
-      throw new FuzzFailure([`the pet is listed ${found.length} times in the status=${pet.status} list${found.length === 1 ? `, as ${JSON.stringify(found[0])}` : ''}`], describeRequest(request), res)
+      throw new FuzzFailure([`the pet is listed ${found.length} times in the status=${pet.status} list${found.length === 1 ? `, as ${stringifyJson(found[0])}` : ''}`], describeRequest(request), res)
     }
   }, run, fuzzer.stats)
 }
@@ -122,7 +123,7 @@ export function validUpdateArbitrary (api: ApiDescription): fc.Arbitrary<FuzzReq
     ],
     authorization,
     contentType,
-    body: { label: 'valid', text: JSON.stringify(patch), structured: true, wholeIntegers: true },
+    body: { label: 'valid', text: stringifyJson(patch), structured: true, wholeIntegers: true },
     contentLengthDelta: 0,
     headers: []
   }))
@@ -139,7 +140,7 @@ export async function fuzzValidUpdates (fuzzer: ApiFuzzer, run: PropertyRun): Pr
     const res = await fuzzer.send(request)
     if (res.statusCode !== 200 && res.statusCode !== 409) throw new FuzzFailure([`a valid patch of an existing pet answered ${res.statusCode}`], describeRequest(request), res)
     if (res.statusCode !== 200) return
-    const pet = res.json<Pet>()
+    const pet = readJson<Pet>(res)
     for (const status of new Set([before.get(pet.id), pet.status])) {
       const listed = await fuzzer.walk(`?limit=100&status=${String(status)}`)
       const expected = [...fuzzer.pets.values()].filter((other) => other.status === status).sort((a, b) => a.id - b.id)

@@ -13,10 +13,12 @@ const STRING_VALUES = ['', ' ', 'x', '\u0000', '🐶', '%', '../', '\\', '"', 'n
 const RAW_URL_TEXT = ['%', '%ZZ', '%E0%A4%A', '%C0%AF', '%ED%A0%80', '%F4%90%80%80', '%%', '%2', '%G1']
 const JUNK_QUERY_NAMES = ['LIMIT', 'Status', 'limit[]', 'cursor ', '__proto__', 'constructor', 'hasOwnProperty', 'toString', 'api_key', 'access_token', '', '🐶', 'x'.repeat(2000), 'a[b][c]', 'limit.x']
 
-function integerParameterTexts (minimum: number, maximum: number): fc.Arbitrary<string> {
+function integerParameterTexts (minimum: bigint, maximum: bigint): fc.Arbitrary<string> {
   const valid = integerArbitrary(minimum, maximum).map(String)
+  // at and past the bounds and the edges of doubles and of int64 (which of them are valid depends on the schema)
   const invalid = fc.constantFrom(
-    String(minimum - 1), String(maximum + 1), '0', '-1', '-0', String(2 ** 53), String(2 ** 53 + 2), '1.5', '2.0', '1e1', '0x2', '+2', ' 2', '2 ',
+    String(minimum - 1n), String(maximum + 1n), '0', '-1', '-0', String(2n ** 53n), String(2n ** 53n + 2n), '9223372036854775807', '9223372036854775808',
+    '-9223372036854775809', '18446744073709551616', '1.5', '2.0', '1e1', '0x2', '+2', ' 2', '2 ',
     '', 'abc', 'null', 'true', '١', '２', '9'.repeat(200), '1'.repeat(1001), '🐶', 'NaN', 'Infinity', '[]', '1,2', '\u0000', '1\u0000', '-', '0b1'
   )
   return fc.oneof(
@@ -52,7 +54,7 @@ function parameterValueArbitrary (api: ApiDescription, parameter: ParameterObjec
     return text(fc.string({ unit: fc.constantFrom(...LATIN1), maxLength: 40 }))
   }
   if (schema.type === 'integer') {
-    const valueArbitrary = text(integerParameterTexts(Number(schema.minimum ?? -(2 ** 31)), Number(schema.maximum ?? 2 ** 31)))
+    const valueArbitrary = text(integerParameterTexts(BigInt(schema.minimum as number | bigint | undefined ?? -(2 ** 31)), BigInt(schema.maximum as number | bigint | undefined ?? 2 ** 31)))
     if (parameter.in !== 'path') return fc.oneof({ weight: 8, arbitrary: valueArbitrary }, { weight: 1, arbitrary: raw })
     return fc.oneof(
       { weight: 6, arbitrary: fc.nat().map((index): ParamValue => ({ kind: 'pet', index })) },

@@ -4,7 +4,7 @@ import { findLink } from './link-header.js'
 import { checkPollInterval, resolveOptions, type ClientOptions, type ClientSettings, type RequestOptions } from './options.js'
 import { sleep } from './retry.js'
 import { send, type ApiAnswer } from './transport.js'
-import type { EventPage, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetPage, PetPatch, PetStoreEvent, UpdatedPet } from './types.js'
+import type { EventPage, Int64, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetPage, PetPatch, PetStoreEvent, UpdatedPet } from './types.js'
 
 /** Options of `createPet`. */
 export interface CreatePetOptions extends RequestOptions {
@@ -54,7 +54,7 @@ export interface PetStoreClient {
    * `gone`); use {@link PetStoreClient.listPets} with the `status` filter instead. The first call
    * of each client emits a deprecation warning naming the sunset date.
    */
-  getPet (petId: number, options?: RequestOptions): Promise<Pet>
+  getPet (petId: Int64, options?: RequestOptions): Promise<Pet>
   /**
    * Changes the fields `patch` names (beta). `status` moves only as the service allows
    * (`available` ↔ `pending`, either → `sold`; `sold` is final), else 409 `invalid_transition`;
@@ -62,7 +62,7 @@ export interface PetStoreClient {
    * patch states the wanted values, so a repeat changes nothing more. With `ifMatch`, a retry of a
    * change that was made but whose answer was lost fails with 412, since the tag changed.
    */
-  updatePet (petId: number, patch: PetPatch, options?: UpdatePetOptions): Promise<UpdatedPet>
+  updatePet (petId: Int64, patch: PetPatch, options?: UpdatePetOptions): Promise<UpdatedPet>
   /**
    * One page of the change feed (beta): at most `limit` events (1–100, default 20) with an id above
    * `after` (left out: from the oldest event still retained), in `id` order, optionally only those of

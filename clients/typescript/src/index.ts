@@ -8,7 +8,7 @@ export { PetStoreError, type ClientErrorCode, type OperationName, type PetStoreE
 export type { ClientOptions, RequestOptions } from './options.js'
 export type { RetryEvent } from './transport.js'
 export type {
-  ErrorBody, EventPage, EventType, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetChanges, PetCreatedEvent, PetPage, PetPatch, PetStatus,
+  ErrorBody, EventPage, EventType, Int64, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetChanges, PetCreatedEvent, PetPage, PetPatch, PetStatus,
   PetStoreEvent, PetUpdatedEvent, ServiceErrorCode, UpdatedPet
 } from './types.js'
 export type { components, operations, paths } from './generated/openapi.js'

@@ -1,4 +1,5 @@
 import { PetStoreError, type OperationName, type PetStoreErrorCode } from './errors.js'
+import { parseJson, stringifyJson } from './exact-json.js'
 import { isRetryableAnswer, parseRetryAfter, retryDelayMs, sleep, type RetryPolicy } from './retry.js'
 
 /** What a retry is about to do, for logging or metrics. */
@@ -26,7 +27,7 @@ export interface ApiRequest {
   operation: OperationName
   method: 'GET' | 'POST' | 'PATCH'
   url: URL
-  /** Sent as JSON. */
+  /** Sent as JSON (a bigint as its digits). */
   body?: unknown
   /** The body's media type (default `application/json`). */
   contentType?: string
@@ -36,7 +37,7 @@ export interface ApiRequest {
   onAnswer?: (response: Response) => void
 }
 
-/** A successful answer and its JSON body. */
+/** A successful answer and its JSON body (int64 values beyond 2^53 as bigints). */
 export interface ApiAnswer {
   response: Response
   body: unknown
@@ -74,7 +75,7 @@ export async function send (settings: TransportSettings, request: ApiRequest): P
     headers,
     // the API never redirects: a redirect is reported, and the key never follows one elsewhere
     redirect: 'manual',
-    ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) })
+    ...(request.body === undefined ? {} : { body: stringifyJson(request.body) })
   }
   for (let attempt = 1; ; attempt++) {
     const outcome = await attemptOnce(settings, request, init, requestId)
@@ -111,7 +112,7 @@ async function attemptOnce (settings: TransportSettings, request: ApiRequest, in
   }
   request.onAnswer?.(response)
   const answeredId = response.headers.get('x-request-id') ?? requestId
-  const json = parseJson(text)
+  const json = parseBody(text)
   if (response.ok) {
     if (json.ok) return { response, body: json.value }
     return {
@@ -136,9 +137,9 @@ async function attemptOnce (settings: TransportSettings, request: ApiRequest, in
   }
 }
 
-function parseJson (text: string): { ok: true, value: unknown } | { ok: false } {
+function parseBody (text: string): { ok: true, value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: JSON.parse(text) }
+    return { ok: true, value: parseJson(text) }
   } catch {
     return { ok: false }
   }

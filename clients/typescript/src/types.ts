@@ -1,5 +1,8 @@
 import type { components, operations } from './generated/openapi.js'
 
+// the type of `id`, `categoryId` and `petId`: a number, or a bigint beyond 2^53 (see exact-json.ts)
+export type { Int64 } from './exact-json.js'
+
 /** An animal as the service returns it. */
 export type Pet = components['schemas']['Pet']
 

@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { IdempotencyCompletion } from '../../idempotency/claims.js'
+import { stringifyJson } from '../../json/exact-json.js'
 import type { Pet } from '../../schemas/pet.js'
 import type { PendingCreate } from '../group-commit.js'
 import { rowToPet, type PetRow } from '../rows.js'
@@ -32,7 +33,7 @@ export async function insertBatch (client: pg.PoolClient | pg.Pool, kept: readon
   const claims = completions.map((item) => item.completing as IdempotencyCompletion)
   const completed = await client.query<{ scope: string, key: string, token: string }>({
     ...SQL.completeIdempotencyKeys,
-    values: [claims.map((c) => c.scope), claims.map((c) => c.key), claims.map((c) => c.token), completions.map((item) => JSON.stringify(created.get(item)))]
+    values: [claims.map((c) => c.scope), claims.map((c) => c.key), claims.map((c) => c.token), completions.map((item) => stringifyJson(created.get(item)))]
   })
   const done = new Set(completed.rows.map(claimKey))
   const lost = completions.filter((item) => !done.has(claimKey(item.completing as IdempotencyCompletion)))

@@ -4,9 +4,12 @@ import { StoreUnavailableError } from '../../errors/catalogue.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
 import { petUpdatedData } from '../../events/pet-events.js'
+import { stringifyJson } from '../../json/exact-json.js'
+import type { Int64 } from '../../json/int64.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
 import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
+import { GroupRead } from '../group-read.js'
 import type { ApiKeyRecord, MigrationResult, NewPetRecord, PetPage, PetPageQuery, PetStore } from '../pet-store.js'
 import { rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from '../rows.js'
 import type { WebhookStore } from '../webhook-store.js'
@@ -19,6 +22,9 @@ import { toStoreError } from './errors.js'
 import { PG_TYPES } from './int8.js'
 import { migratePostgres, migrationClient } from './postgres-migrations.js'
 import { LOCKS, lockSql, PETS_CHANGED_CHANNEL, SQL, type Statement } from './sql.js'
+
+// a bound on one read of pets by id; a page holds at most 100, a burst of getPets rarely more
+const MAX_PETS_PER_READ = 100
 
 export interface PostgresStoreOptions {
   /** A libpq-style connection string (`postgres://…`); `options=-c search_path=…` selects a schema. */
@@ -42,6 +48,7 @@ export class PostgresPetStore implements PetStore {
   readonly #options: PostgresStoreOptions
   readonly #pool: pg.Pool
   readonly #creates = groupCreates(async (items) => await this.#insertPets(items))
+  readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => await this.#findPets(ids), MAX_PETS_PER_READ)
 
   readonly #changes: ChangeListener
   #closed = false
@@ -140,12 +147,17 @@ export class PostgresPetStore implements PetStore {
     return firstRow(rows).deleted
   }
 
-  async findPetById (id: number): Promise<Pet | undefined> {
-    const rows = await this.#query<PetRow>(SQL.findPet, [id])
-    return rows[0] === undefined ? undefined : rowToPet(rows[0])
+  async findPetById (id: Int64): Promise<Pet | undefined> {
+    return await this.#petsById.get(id)
   }
 
-  async updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
+  async #findPets (ids: readonly Int64[]): Promise<ReadonlyMap<Int64, Pet>> {
+    const rows = ids.length === 1 ? await this.#query<PetRow>(SQL.findPet, [ids[0]]) : await this.#query<PetRow>(SQL.findPets, [ids])
+    // a row's id is a number (ids stay below 2^53), as the id asked for is when it is that small
+    return new Map(rows.map((row) => [row.id, rowToPet(row)]))
+  }
+
+  async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
     let wrote = false
     try {
       return await this.#transaction(async (client) => {
@@ -154,7 +166,7 @@ export class PostgresPetStore implements PetStore {
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true
-          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), JSON.stringify(petUpdatedData(outcome.previous, pet))] })
+          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), stringifyJson(petUpdatedData(outcome.previous, pet))] })
         }
         return outcome
       })

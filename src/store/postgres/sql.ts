@@ -44,6 +44,8 @@ export const SQL = {
       'WHERE k.scope = c.scope AND k.key = c.key AND k.token = c.token RETURNING c.scope, c.key, c.token'
   },
   findPet: { name: 'petstore-find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1` },
+  // the pets of the getPets that arrived together (GroupRead): one round trip for all of them
+  findPets: { name: 'petstore-find-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[])` },
   // the row stays locked until commit: a racing update waits here, then reads what this one wrote
   findPetForUpdate: { name: 'petstore-find-pet-for-update', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
   // the row is locked already (findPetForUpdate); the changes lock is taken before the event id is drawn

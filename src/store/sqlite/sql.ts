@@ -1,5 +1,13 @@
 import type Database from 'better-sqlite3'
-import { API_KEY_COLUMNS, PET_COLUMNS } from '../rows.js'
+import { API_KEY_COLUMNS } from '../rows.js'
+
+// better-sqlite3 reads an INTEGER beyond 2^53 as a rounded number; reading every integer as a bigint
+// (safeIntegers) would cost every ordinary row. So category_id comes back as a number when a double holds
+// it exactly, else as its decimal text (rowToPet makes it a bigint). Ids are assigned below 2^53
+const EXACT_CATEGORY_ID = `CASE WHEN category_id BETWEEN ${Number.MIN_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER} ` +
+  'THEN category_id ELSE CAST(category_id AS TEXT) END AS category_id'
+/** The pets columns every query returns, in the order of PetRow (rows.ts), the category id exactly. */
+const PET_COLUMNS = `id, name, ${EXACT_CATEGORY_ID}, status`
 
 // an idempotency_keys row in the shape decideClaim reads (times are stored as ms already)
 const IDEMPOTENCY_ROW_COLUMNS = 'fingerprint, token, locked_until AS lockedUntilMs, response_status AS responseStatus, ' +

@@ -3,6 +3,8 @@ import { DEFAULT_API_KEY_ROLE, type ApiKeyRole } from '../../auth/roles.js'
 import { decideClaim, IdempotencyClaimLostError, type IdempotencyClaim, type IdempotencyClaimRequest, type IdempotencyCompletion, type IdempotencyRow } from '../../idempotency/claims.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../../lifecycle/pet-update.js'
 import { petCreatedData, petUpdatedData } from '../../events/pet-events.js'
+import { stringifyJson } from '../../json/exact-json.js'
+import type { Int64 } from '../../json/int64.js'
 import type { Pet, PetPatch } from '../../schemas/pet.js'
 import type { EventStore } from '../event-store.js'
 import { groupCreates, type ItemOutcome, type PendingCreate } from '../group-commit.js'
@@ -63,9 +65,9 @@ export class SqlitePetStore implements PetStore {
     const statements = this.#statements
     const insertOne = this.#db.transaction(({ pet, completing }: PendingCreate): Pet => {
       const created = rowToPet(statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
-      statements.insertEvent.run('pet.created', Date.now(), JSON.stringify(petCreatedData(created)))
+      statements.insertEvent.run('pet.created', Date.now(), stringifyJson(petCreatedData(created)))
       if (completing !== undefined) {
-        const { changes } = statements.completeIdempotencyKey.run(201, JSON.stringify(created), completing.scope, completing.key, completing.token)
+        const { changes } = statements.completeIdempotencyKey.run(201, stringifyJson(created), completing.scope, completing.key, completing.token)
         if (changes !== 1) throw new IdempotencyClaimLostError()
       }
       return created
@@ -122,14 +124,14 @@ export class SqlitePetStore implements PetStore {
     return this.#run(() => this.#statements.deleteExpiredIdempotencyKeys.run(now.getTime()).changes)
   }
 
-  async findPetById (id: number): Promise<Pet | undefined> {
+  async findPetById (id: Int64): Promise<Pet | undefined> {
     return this.#run(() => {
       const row = this.#statements.findPet.get(id) as PetRow | undefined
       return row === undefined ? undefined : rowToPet(row)
     })
   }
 
-  async updatePet (id: number, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
+  async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
     // IMMEDIATE: the read, the checks and the write happen under one write lock (across processes too)
     const update = this.#db.transaction((): PetUpdateOutcome => {
       const row = this.#statements.findPet.get(id) as PetRow | undefined
@@ -137,7 +139,7 @@ export class SqlitePetStore implements PetStore {
       if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
         const { pet } = outcome
         this.#statements.updatePet.run(pet.name, pet.categoryId, pet.status, pet.id)
-        this.#statements.insertEvent.run('pet.updated', Date.now(), JSON.stringify(petUpdatedData(outcome.previous, pet)))
+        this.#statements.insertEvent.run('pet.updated', Date.now(), stringifyJson(petUpdatedData(outcome.previous, pet)))
         // pages read before must not be reused (this connection's own commits leave data_version alone)
         this.#listVersion++
       }

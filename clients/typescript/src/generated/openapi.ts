@@ -271,10 +271,10 @@ export interface components {
             name: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
+             * @description Identifier of the category the animal belongs to: any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string); values beyond int64 and fractions are rejected, never rounded. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
              * @example 1
              */
-            categoryId: number;
+            categoryId: number | bigint;
             /**
              * @description Availability of the animal. Optional: when omitted, the pet is created `available` (a new animal in a store is for sale), and every answer carries the status it got.
              * @enum {string}
@@ -295,10 +295,10 @@ export interface components {
             name?: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
+             * @description Identifier of the category the animal belongs to: any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string); values beyond int64 and fractions are rejected, never rounded. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
              * @example 1
              */
-            categoryId?: number;
+            categoryId?: number | bigint;
             /**
              * @description The new availability. Only some transitions are allowed (see `updatePet`); setting the status the pet already has changes nothing.
              * @enum {string}
@@ -317,10 +317,10 @@ export interface components {
         Pet: {
             /**
              * Format: int64
-             * @description Unique identifier, assigned by the service on creation.
+             * @description Unique identifier, assigned by the service on creation: a positive int64. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
              * @example 1
              */
-            id: number;
+            id: number | bigint;
             /**
              * @description The animal's name: 1 to 100 characters (Unicode code points) with at least one visible character, so not only characters that are Unicode White_Space (spaces, NBSP, …) or Default_Ignorable_Code_Point (U+200B, U+FEFF, U+2060, …); no control characters (Cc), unpaired surrogates (Cs) or bidirectional controls (Bidi_Control: U+061C, U+200E–200F, U+202A–202E, U+2066–2069).
              * @example Rex
@@ -328,10 +328,10 @@ export interface components {
             name: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
+             * @description Identifier of the category the animal belongs to: any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string); values beyond int64 and fractions are rejected, never rounded. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
              * @example 1
              */
-            categoryId: number;
+            categoryId: number | bigint;
             status: components["schemas"]["PetStatus"];
         };
         /**
@@ -375,10 +375,10 @@ export interface components {
             name?: string;
             /**
              * Format: int64
-             * @description Identifier of the category the animal belongs to. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string) within ±(2^53−1), so that every client holds it exactly; larger values and fractions are rejected, never rounded.
+             * @description Identifier of the category the animal belongs to: any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Must be an integer (a JSON number without a fractional part, so `1.0` and `1e2` count; never a string); values beyond int64 and fractions are rejected, never rounded. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
              * @example 1
              */
-            categoryId?: number;
+            categoryId?: number | bigint;
             /**
              * @description The status before the change.
              * @enum {string}
@@ -1169,10 +1169,10 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The identifier of the animal: a positive integer written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected).
+                 * @description The identifier of the animal: a positive int64 (1 to 2^63−1) written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected). An id no pet has is 404.
                  * @example 1
                  */
-                petId: number;
+                petId: number | bigint;
             };
             cookie?: never;
         };
@@ -1374,10 +1374,10 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The identifier of the animal: a positive integer written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected).
+                 * @description The identifier of the animal: a positive int64 (1 to 2^63−1) written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected). An id no pet has is 404.
                  * @example 1
                  */
-                petId: number;
+                petId: number | bigint;
             };
             cookie?: never;
         };
@@ -1555,10 +1555,10 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The identifier of the animal: a positive integer written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected).
+                 * @description The identifier of the animal: a positive int64 (1 to 2^63−1) written in plain decimal digits (a path segment is text: `1.0` or `1e0` are rejected). An id no pet has is 404.
                  * @example 1
                  */
-                petId: number;
+                petId: number | bigint;
             };
             cookie?: never;
         };

@@ -1,0 +1,65 @@
+import pino from 'pino'
+
+/**
+ * Bytes of log lines written at once, at most: PIPE_BUF on Linux, the largest write to a pipe that
+ * the kernel never interleaves with another process's (with WORKERS=N every worker writes to the one
+ * pipe a supervisor or a container runtime reads). A single longer line is written alone.
+ */
+export const LOG_BATCH_BYTES = 4096
+
+/** Longest a line waits in a batch before it is written, in ms. */
+export const LOG_FLUSH_INTERVAL_MS = 250
+
+/**
+ * Standard output for log lines, written in batches: a line is gathered with the next ones, and the
+ * batch goes to pino's own destination (sonic-boom, asynchronous, which keeps lines in order and retries
+ * a full pipe) before it would exceed {@link LOG_BATCH_BYTES}, or once {@link LOG_FLUSH_INTERVAL_MS} has
+ * passed. One write per line cost a request a fifth of its CPU time (docs/performance.md). Everything
+ * gathered is written synchronously when the process exits (SIGTERM's drain, `process.exit`, a fatal
+ * error) or {@link BatchedStdout.flushSync} is called; a SIGKILL loses at most the last batch (≤ 250 ms
+ * or 4 KiB of lines).
+ */
+export class BatchedStdout {
+  // maxWrite: sonic-boom would otherwise join batches that wait behind a write into one of up to 16 KiB
+  readonly #destination = pino.destination({ dest: 1, sync: false, maxWrite: LOG_BATCH_BYTES })
+  #lines: string[] = []
+  #bytes = 0
+
+  constructor () {
+    setInterval(() => { this.#release() }, LOG_FLUSH_INTERVAL_MS).unref()
+    process.once('exit', () => { this.flushSync() })
+  }
+
+  write (line: string): void {
+    const bytes = Buffer.byteLength(line)
+    if (this.#bytes + bytes > LOG_BATCH_BYTES) this.#release()
+    this.#lines.push(line)
+    this.#bytes += bytes
+  }
+
+  /** Writes every gathered line now, before returning (for exits that cannot wait). */
+  flushSync (): void {
+    this.#release()
+    try {
+      this.#destination.flushSync()
+    } catch {
+      // not open yet, or stdout is gone: nothing more can be written
+    }
+  }
+
+  #release (): void {
+    if (this.#lines.length === 0) return
+    const batch = this.#lines.length === 1 ? this.#lines[0] as string : this.#lines.join('')
+    this.#lines = []
+    this.#bytes = 0
+    this.#destination.write(batch)
+  }
+}
+
+let stdout: BatchedStdout | undefined
+
+/** The process's one batched standard output (every app of the process shares it, as they share the file descriptor). */
+export function batchedStdout (): BatchedStdout {
+  stdout ??= new BatchedStdout()
+  return stdout
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { describe, test } from 'node:test'
+import { OtlpReceiver, type ReceivedSpan } from '../../tools/harness/otlp-receiver.js'
+import { freshDatabaseUrl } from '../helpers/databases.js'
+import { serverProcesses, type ServerProcess } from '../helpers/processes.js'
+
+const KEY = `sampler_${randomBytes(24).toString('base64url')}`
+
+/** A caller's W3C trace context, sampled or not. */
+function callerContext (sampled: boolean): { traceId: string, spanId: string, traceparent: string } {
+  const traceId = randomBytes(16).toString('hex')
+  const spanId = randomBytes(8).toString('hex')
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-${sampled ? '01' : '00'}` }
+}
+
+async function listPets (server: ServerProcess, traceparent?: string): Promise<void> {
+  const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${KEY}`, ...(traceparent === undefined ? {} : { traceparent }) } })
+  assert.equal(res.status, 200)
+  await res.arrayBuffer()
+}
+
+/**
+ * The spans exported up to a marker: a request under a sampled caller's trace, whose span arrives after
+ * every span of the requests made before it (one batch processor, first in, first out).
+ */
+async function spansUpTo (server: ServerProcess, receiver: OtlpReceiver): Promise<ReceivedSpan[]> {
+  const marker = callerContext(true)
+  await listPets(server, marker.traceparent)
+  const spans = await receiver.waitFor((received) => received.some((span) => span.traceId === marker.traceId))
+  return spans.filter((span) => span.traceId !== marker.traceId)
+}
+
+describe('trace sampling (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG)', () => {
+  test('When the sampler is parentbased_traceidratio with a ratio of 0, then requests without a traceparent send no span, and a caller\'s sampled traceparent is still followed', async (t) => {
+    const receiver = await OtlpReceiver.start()
+    t.after(() => receiver.close())
+    const server = await serverProcesses(t).start({
+      DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
+      PETSTORE_API_KEYS: KEY,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+      OTEL_BSP_SCHEDULE_DELAY: '100'
+    })
+
+    for (let i = 0; i < 20; i++) await listPets(server)
+    const unsampledCaller = callerContext(false)
+    await listPets(server, unsampledCaller.traceparent)
+    const sampledCaller = callerContext(true)
+    await listPets(server, sampledCaller.traceparent)
+
+    const spans = await spansUpTo(server, receiver)
+    assert.deepEqual(spans.map((span) => span.traceId), [sampledCaller.traceId], JSON.stringify(spans, null, 1))
+    assert.equal(spans[0]?.parentSpanId, sampledCaller.spanId)
+    assert.equal(spans[0]?.name, 'GET /v1/pets')
+  })
+
+  test('When the sampler is the default (parentbased_always_on), then every request without a traceparent is traced, and a caller\'s unsampled traceparent is followed: no span', async (t) => {
+    const receiver = await OtlpReceiver.start()
+    t.after(() => receiver.close())
+    const server = await serverProcesses(t).start({
+      DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
+      PETSTORE_API_KEYS: KEY,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '100'
+    })
+
+    for (let i = 0; i < 5; i++) await listPets(server)
+    const unsampledCaller = callerContext(false)
+    await listPets(server, unsampledCaller.traceparent)
+
+    const requestSpans = (await spansUpTo(server, receiver)).filter((span) => span.name === 'GET /v1/pets')
+    assert.equal(requestSpans.length, 5)
+    assert.ok(requestSpans.every((span) => span.traceId !== unsampledCaller.traceId && span.parentSpanId === ''))
+  })
+
+  test('When the sampler is traceidratio with a ratio of 0.5, then about half of the new traces are sent', async (t) => {
+    const receiver = await OtlpReceiver.start()
+    t.after(() => receiver.close())
+    const server = await serverProcesses(t).start({
+      DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
+      PETSTORE_API_KEYS: KEY,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_TRACES_SAMPLER: 'traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.5',
+      OTEL_BSP_SCHEDULE_DELAY: '100'
+    })
+
+    const requests = 200
+    for (let i = 0; i < requests; i++) await listPets(server)
+
+    const traced = (await spansUpTo(server, receiver)).filter((span) => span.name === 'GET /v1/pets').length
+    // binomial(200, 0.5): outside 60..140 with a probability below 1e-8
+    assert.ok(traced >= 60 && traced <= 140, `${traced} of ${requests} requests were traced`)
+  })
+
+  const wrong: Array<Record<string, string>> = [
+    { OTEL_TRACES_SAMPLER: 'jaeger_remote' },
+    { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '10%' },
+    { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' },
+    { OTEL_TRACES_SAMPLER: 'always_on', OTEL_TRACES_SAMPLER_ARG: '0.1' }
+  ]
+  test('When OTEL_TRACES_SAMPLER or its argument is wrong, then the service does not start and says which variable', async (t) => {
+    const servers = serverProcesses(t)
+    const results = await Promise.all(wrong.map(async (env) => {
+      const server = await servers.spawn({ ...env, DATABASE_URL: 'sqlite::memory:', PETSTORE_API_KEYS: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })
+      return { env, server, exit: await server.waitForExit(15_000) }
+    }))
+
+    for (const { env, server, exit } of results) {
+      const variable = 'OTEL_TRACES_SAMPLER_ARG' in env ? 'OTEL_TRACES_SAMPLER_ARG' : 'OTEL_TRACES_SAMPLER'
+      assert.deepEqual(exit, { code: 1, signal: null }, JSON.stringify(env))
+      assert.match(server.stderr.trimEnd(), new RegExp(`^petstore: configuration error: ${variable} `), JSON.stringify(env))
+      assert.equal(server.stdout, '')
+    }
+  })
+})
