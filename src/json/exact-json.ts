@@ -30,13 +30,21 @@ const MAYBE_UNSAFE = /\d{16}|\d[eE]/
 const MAX_EXACT_DIGITS = 1000
 const MAX_SAFE = Number.MAX_SAFE_INTEGER
 const NUMBER_PARTS = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
+const ZERO = 0x30
+// a leading zero before another digit (`012`): not a JSON number, so never rewritten, and the parser refuses it
+const LEADING_ZERO = /^-?0\d/
 
 /** A number literal as significant digits × 10^scale (and a sign): whole exactly when scale is not negative. */
 function literalParts (literal: string): { negative: boolean, significant: string, scale: number } {
   const [, sign = '', integerDigits = '', fractionDigits = '', exponent = '0'] = NUMBER_PARTS.exec(literal) ?? []
-  const digits = (integerDigits + fractionDigits).replace(/^0+/, '')
-  const significant = digits.replace(/0+$/, '')
-  return { negative: sign === '-', significant, scale: significant === '' ? 0 : Number(exponent) - fractionDigits.length + (digits.length - significant.length) }
+  const digits = integerDigits + fractionDigits
+  // zeros counted by a loop: /0+$/ backtracks from every zero of a run not at the end (quadratic in a 16 KiB body)
+  let start = 0
+  while (start < digits.length && digits.charCodeAt(start) === ZERO) start++
+  let end = digits.length
+  while (end > start && digits.charCodeAt(end - 1) === ZERO) end--
+  const significant = digits.slice(start, end)
+  return { negative: sign === '-', significant, scale: significant === '' ? 0 : Number(exponent) - fractionDigits.length + (digits.length - end) }
 }
 
 /**
@@ -64,6 +72,7 @@ export function wholeLiteralValue (literal: string): bigint | undefined {
 export function unsafeWholeValue (literal: string): bigint | undefined {
   // up to 15 digits, always safe: decided without a conversion
   if (literal.length <= (literal.startsWith('-') ? 16 : 15) && !/[.eE]/.test(literal)) return undefined
+  if (LEADING_ZERO.test(literal)) return undefined
   // rounding is monotonic and 2^53 is a double, so a literal whose double is safe is safe too
   if (Math.abs(Number(literal)) <= MAX_SAFE) return undefined
   return wholeLiteralValue(literal)

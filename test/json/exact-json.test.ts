@@ -36,6 +36,25 @@ describe('exact JSON', () => {
     assert.equal(isWholeNumberLiteral('150e-1'), true)
   })
 
+  test('When a long run of zeros stands inside a literal, then its digits are read in one pass (no regular expression backtracking over them)', () => {
+    const literal = `1${'0'.repeat(16_000)}1`
+    const started = process.hrtime.bigint()
+    assert.deepEqual(parseJson(`[${literal},${literal}.5]`), [Infinity, Infinity])
+    assert.equal(isWholeNumberLiteral(`${literal}.5`), false)
+    // quadratic, the two literals took about 200 ms on the 2-core machine; in one pass, about 1 ms
+    assert.ok(process.hrtime.bigint() - started < 50_000_000n, 'the zeros are counted in one pass')
+  })
+
+  test('When a big number has a leading zero (012…), then it is not JSON: parseJson refuses it as JSON.parse does', () => {
+    for (const literal of ['012345678901234567890', '-012345678901234567890', '00.9007199254740993e20']) {
+      assert.equal(unsafeWholeValue(literal), undefined, literal)
+      assert.throws(() => parseJson(`[${literal}]`), (error: Error) => {
+        assert.throws(() => JSON.parse(`[${literal}]`), { message: error.message })
+        return true
+      }, literal)
+    }
+  })
+
   test('When a string looks like the marker of a rewritten number, then it stays a string', () => {
     const forged = '"int64:000000000000000000000000:123"'
     assert.deepEqual(parseJson(`[${forged},9007199254740993]`), [JSON.parse(forged), 2n ** 53n + 1n])

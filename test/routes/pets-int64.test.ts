@@ -154,6 +154,8 @@ for (const store of testStores()) {
       assertError(await post(api, '{"name":"Rex","categoryId":9007199254740993,"__proto__":{"x":1}}'), 'invalid_request', '"__proto__"')
       assertError(await post(api, '{"name":"Rex","categoryId":9007199254740993,"constructor":{"prototype":{"x":1}}}'), 'invalid_request', '"constructor.prototype"')
       assertError(await post(api, '{"name":"Rex","categoryId":9007199254740993,'), 'malformed_json')
+      // a leading zero is not JSON, however many digits follow
+      assertError(await post(api, '{"name":"Rex","categoryId":012345678901234567890}'), 'malformed_json')
       assertError(await post(api, '{"name":"Rex","categoryId":9007199254740993.5}'), 'invalid_request', 'got 9007199254740993.5, which has a fractional part')
       // the last of duplicate keys wins, on the exact path as on the ordinary one
       const { pet } = await createWithCategory(api, '9007199254740993,"categoryId":9223372036854775807')

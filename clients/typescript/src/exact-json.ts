@@ -26,12 +26,18 @@ const MAX_EXACT_DIGITS = 1000
 
 /** The exact value of a number literal that is a whole number beyond ±(2^53−1); else undefined. */
 function unsafeWholeValue (literal: string): bigint | undefined {
-  if (Math.abs(Number(literal)) <= Number.MAX_SAFE_INTEGER) return undefined
+  // a leading zero before another digit is not JSON: left for JSON.parse to refuse
+  if (Math.abs(Number(literal)) <= Number.MAX_SAFE_INTEGER || /^-?0\d/.test(literal)) return undefined
   const [, sign = '', integerDigits = '', fractionDigits = '', exponent = '0'] = NUMBER_PARTS.exec(literal) ?? []
-  const digits = (integerDigits + fractionDigits).replace(/^0+/, '')
-  const significant = digits.replace(/0+$/, '')
+  const digits = integerDigits + fractionDigits
+  // zeros counted by a loop: /0+$/ backtracks from every zero of a run not at the end (quadratic)
+  let start = 0
+  while (start < digits.length && digits.charCodeAt(start) === 0x30) start++
+  let end = digits.length
+  while (end > start && digits.charCodeAt(end - 1) === 0x30) end--
+  const significant = digits.slice(start, end)
   // the value is significant × 10^scale: whole exactly when scale is not negative
-  const scale = Number(exponent) - fractionDigits.length + (digits.length - significant.length)
+  const scale = Number(exponent) - fractionDigits.length + (digits.length - end)
   if (scale < 0 || significant.length + scale > MAX_EXACT_DIGITS) return undefined
   const magnitude = BigInt(significant) * 10n ** BigInt(scale)
   return sign === '-' ? -magnitude : magnitude
