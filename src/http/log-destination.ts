@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs'
 import pino from 'pino'
 
 /**
@@ -37,22 +38,49 @@ export class BatchedStdout {
     this.#bytes += bytes
   }
 
-  /** Writes every gathered line now, before returning (for exits that cannot wait). */
+  /**
+   * Writes every gathered line now, before returning (for exits that cannot wait): first what sonic-boom
+   * holds behind a write in flight, then the gathered lines, by write(2) itself. Handed to sonic-boom
+   * instead, they would start an asynchronous write that its flushSync skips, and an exit would race it.
+   */
   flushSync (): void {
-    this.#release()
+    const batch = this.#take()
     try {
       this.#destination.flushSync()
     } catch {
-      // not open yet, or stdout is gone: nothing more can be written
+      // stdout is gone: nothing more can be written
     }
+    if (batch !== undefined) writeAllSync(batch)
   }
 
   #release (): void {
-    if (this.#lines.length === 0) return
+    const batch = this.#take()
+    if (batch !== undefined) this.#destination.write(batch)
+  }
+
+  #take (): string | undefined {
+    if (this.#lines.length === 0) return undefined
     const batch = this.#lines.length === 1 ? this.#lines[0] as string : this.#lines.join('')
     this.#lines = []
     this.#bytes = 0
-    this.#destination.write(batch)
+    return batch
+  }
+}
+
+// a full pipe (EAGAIN) is waited for, 10 ms at a time, for at most a second: an exit must not hang on a reader that stopped
+const FULL_PIPE_WAIT_MS = 10
+const FULL_PIPE_TRIES = 100
+
+function writeAllSync (text: string): void {
+  let rest = Buffer.from(text)
+  for (let tries = 0; rest.length > 0 && tries < FULL_PIPE_TRIES;) {
+    try {
+      rest = rest.subarray(writeSync(1, rest))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return
+      tries++
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, FULL_PIPE_WAIT_MS)
+    }
   }
 }
 
