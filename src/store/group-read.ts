@@ -3,6 +3,8 @@
  * current turn of the event loop is over the queue is read with one statement (`read` gets the
  * distinct keys and returns what it found, by key). Unlike a group commit, batches do not wait for
  * each other: reads run side by side on the pool. A failed read fails every caller of its batch.
+ * The batch's query runs in the first caller's context, so a traced driver's span nests under that
+ * caller only (docs/operations.md, Tracing).
  */
 export class GroupRead<K, V> {
   readonly #read: (keys: readonly K[]) => Promise<ReadonlyMap<K, V>>

@@ -80,7 +80,8 @@ export function requestSpans (tracer: Tracer, setting: TraceSampler, sampler: Sa
       traced[kSpan] = span
       traced[kTraceId] = span.spanContext().traceId
       // the rest of the request runs in the span's context: store calls (and pg's queries) become its children
-      context.with(trace.setSpan(parent, span), done)
+      // (recorded, as the SDK would record all of a trace it keeps, whatever the sampler decides of a new id)
+      context.with(trace.setSpan(parent.setValue(RECORDED_REQUEST, true), span), done)
     })
 
     app.addHook('onError', (request, _reply, error, done) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { describe, test } from 'node:test'
+import { describe, test, type TestContext } from 'node:test'
 import { OtlpReceiver, type ReceivedSpan } from '../../tools/harness/otlp-receiver.js'
 import { freshDatabaseUrl } from '../helpers/databases.js'
 import { serverProcesses, type ServerProcess } from '../helpers/processes.js'
@@ -38,18 +38,23 @@ async function spansUpTo (server: ServerProcess, receiver: OtlpReceiver, markers
   return spans.filter((span) => !markerTraces.has(span.traceId))
 }
 
+/** A server on a fresh SQLite store exporting its spans to a receiver of its own every 100 ms, with `env`'s sampler. */
+async function tracedServer (t: TestContext, env: Record<string, string>): Promise<{ receiver: OtlpReceiver, server: ServerProcess }> {
+  const receiver = await OtlpReceiver.start()
+  t.after(() => receiver.close())
+  const server = await serverProcesses(t).start({
+    ...env,
+    DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
+    PETSTORE_API_KEYS: KEY,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_BSP_SCHEDULE_DELAY: '100'
+  })
+  return { receiver, server }
+}
+
 describe('trace sampling (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG)', () => {
   test('When the sampler is parentbased_traceidratio with a ratio of 0, then requests without a traceparent send no span, and a caller\'s sampled traceparent is still followed', async (t) => {
-    const receiver = await OtlpReceiver.start()
-    t.after(() => receiver.close())
-    const server = await serverProcesses(t).start({
-      DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
-      PETSTORE_API_KEYS: KEY,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0',
-      OTEL_BSP_SCHEDULE_DELAY: '100'
-    })
+    const { receiver, server } = await tracedServer(t, { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' })
 
     for (let i = 0; i < 20; i++) await listPets(server)
     const unsampledCaller = callerContext(false)
@@ -64,14 +69,7 @@ describe('trace sampling (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG)', () => 
   })
 
   test('When the sampler is the default (parentbased_always_on), then every request without a traceparent is traced, and a caller\'s unsampled traceparent is followed: no span', async (t) => {
-    const receiver = await OtlpReceiver.start()
-    t.after(() => receiver.close())
-    const server = await serverProcesses(t).start({
-      DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
-      PETSTORE_API_KEYS: KEY,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_BSP_SCHEDULE_DELAY: '100'
-    })
+    const { receiver, server } = await tracedServer(t, {})
 
     for (let i = 0; i < 5; i++) await listPets(server)
     const unsampledCaller = callerContext(false)
@@ -82,24 +80,24 @@ describe('trace sampling (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG)', () => 
     assert.ok(requestSpans.every((span) => span.traceId !== unsampledCaller.traceId && span.parentSpanId === ''))
   })
 
-  test('When the sampler is traceidratio with a ratio of 0.5, then about half of the new traces are sent', async (t) => {
-    const receiver = await OtlpReceiver.start()
-    t.after(() => receiver.close())
-    const server = await serverProcesses(t).start({
-      DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
-      PETSTORE_API_KEYS: KEY,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_TRACES_SAMPLER: 'traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0.5',
-      OTEL_BSP_SCHEDULE_DELAY: '100'
-    })
+  test('When the sampler is traceidratio with a ratio of 0.5, then about half of the new traces are sent, each whole (its store call\'s span too)', async (t) => {
+    const { receiver, server } = await tracedServer(t, { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' })
 
+    // getPet of a pet that is not there: a 404 after one store call, so every traced request has two spans
     const requests = 200
-    for (let i = 0; i < requests; i++) await listPets(server)
+    for (let i = 0; i < requests; i++) {
+      const res = await fetch(`${server.baseUrl}/v1/pets/${1_000_000 + i}`, { headers: { authorization: `Bearer ${KEY}` } })
+      assert.equal(res.status, 404)
+      await res.arrayBuffer()
+    }
 
-    const traced = (await spansUpTo(server, receiver, 30)).filter((span) => span.name === 'GET /v1/pets').length
+    const spans = await spansUpTo(server, receiver, 30)
+    const requestSpans = spans.filter((span) => span.name === 'GET /v1/pets/:petId')
     // binomial(200, 0.5): outside 60..140 with a probability below 1e-8
-    assert.ok(traced >= 60 && traced <= 140, `${traced} of ${requests} requests were traced`)
+    assert.ok(requestSpans.length >= 60 && requestSpans.length <= 140, `${requestSpans.length} of ${requests} requests were traced`)
+    // a new trace's store spans follow its request's decision, not a second draw on the trace id
+    const storeSpanTraces = new Set(spans.filter((span) => span.name.startsWith('store.')).map((span) => span.traceId))
+    assert.deepEqual(requestSpans.filter((span) => !storeSpanTraces.has(span.traceId)).map((span) => span.traceId), [])
   })
 
   const wrong: Array<Record<string, string>> = [
