@@ -2,27 +2,12 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
-import { createClient, PetStoreError, type ClientOptions, type PetStoreClient, type PetStoreEvent, type RetryEvent } from '@petstore/client'
+import { createClient, type PetStoreClient, type PetStoreEvent, type RetryEvent } from '@petstore/client'
 import { testStores } from '../helpers/build-app.js'
-import { startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'
+import { clientOf, petStoreError, startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'
 import { manualClock } from '../helpers/clock.js'
 
 const DAY_MS = 86_400_000
-
-function clientOf (service: LiveService, options: Partial<ClientOptions> = {}): PetStoreClient {
-  return createClient({ baseUrl: service.baseUrl, apiKey: service.key, onWarning: () => {}, ...options })
-}
-
-/** Runs `call`, which must fail, and returns its PetStoreError. */
-async function petStoreError (call: () => Promise<unknown>): Promise<PetStoreError> {
-  try {
-    await call()
-  } catch (error) {
-    assert.ok(error instanceof PetStoreError, `expected a PetStoreError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('the call succeeded')
-}
 
 /** Resolves once `condition` holds; fails naming `what` after `timeoutMs`. */
 async function waitFor (what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {

@@ -1,25 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { createClient, PetStoreError, type ClientOptions, type Pet, type PetStoreClient } from '@petstore/client'
+import { createClient, type Pet } from '@petstore/client'
 import { listAllPets, testStores } from '../helpers/build-app.js'
-import { startService, type LiveService } from '../helpers/client-service.js'
+import { clientOf, petStoreError, startService } from '../helpers/client-service.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-function clientOf (service: LiveService, options: Partial<ClientOptions> = {}): PetStoreClient {
-  return createClient({ baseUrl: service.baseUrl, apiKey: service.key, onWarning: () => {}, ...options })
-}
-
-/** Runs `call`, which must fail, and returns its PetStoreError. */
-async function petStoreError (call: () => Promise<unknown>): Promise<PetStoreError> {
-  try {
-    await call()
-  } catch (error) {
-    assert.ok(error instanceof PetStoreError, `expected a PetStoreError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('the call succeeded')
-}
 
 async function collect (pets: AsyncIterable<Pet>): Promise<Pet[]> {
   const all: Pet[] = []

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { performance } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
+import { createClient, PetStoreError, type ClientOptions, type PetStoreClient } from '@petstore/client'
 import { buildTestApp, type TestApp, type TestAppOptions } from './build-app.js'
 import { PROJECT_ROOT } from './processes.js'
 
@@ -79,4 +80,20 @@ export async function startService (t: TestContext, options: TestAppOptions = {}
   assert.ok(address !== null && typeof address === 'object')
   const origin = `http://127.0.0.1:${address.port}`
   return { ...test, origin, port: address.port, baseUrl: `${origin}/v1`, served }
+}
+
+/** A client of `service` with its key, its warnings silenced. */
+export function clientOf (service: LiveService, options: Partial<ClientOptions> = {}): PetStoreClient {
+  return createClient({ baseUrl: service.baseUrl, apiKey: service.key, onWarning: () => {}, ...options })
+}
+
+/** Runs `call`, which must fail, and returns its PetStoreError. */
+export async function petStoreError (call: () => Promise<unknown>): Promise<PetStoreError> {
+  try {
+    await call()
+  } catch (error) {
+    assert.ok(error instanceof PetStoreError, `expected a PetStoreError, got ${String(error)}`)
+    return error
+  }
+  assert.fail('the call succeeded')
 }
