@@ -111,16 +111,20 @@ export class RequestLogController extends LogController {
       writeAccessLine(reply.log, request, reply, key, traceId)
       return
     }
-    reply.log.error({
-      method: request.method,
-      url: redactUrl(request.url),
-      remoteAddress: request.ip,
-      statusCode: reply.statusCode,
-      responseTime: reply.elapsedTime,
-      ...(key === null ? {} : { keyName: key.name, keyRole: key.role }),
-      ...(traceId === undefined ? {} : { traceId }),
-      err: error
-    }, 'request errored')
+    reply.log.error({ ...accessFields(request, reply, key, traceId), err: error }, 'request errored')
+  }
+}
+
+/** The fields of a request's access line, in the order they are written (the template below writes the same). */
+function accessFields (request: FastifyRequest, reply: FastifyReply, key: { name: string, role: string } | null, traceId: string | undefined): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    remoteAddress: request.ip,
+    statusCode: reply.statusCode,
+    responseTime: reply.elapsedTime,
+    ...(key === null ? {} : { keyName: key.name, keyRole: key.role }),
+    ...(traceId === undefined ? {} : { traceId })
   }
 }
 
@@ -145,7 +149,7 @@ function writeAccessLine (log: FastifyBaseLogger, request: FastifyRequest, reply
   const { [pino.symbols.streamSym]: stream, [pino.symbols.chindingsSym]: bindings } = log as unknown as PinoInternals
   if (stream === undefined || bindings === undefined) {
     // not a pino logger (never the case here): the generic way
-    log.info({ method: request.method, url: redactUrl(request.url), remoteAddress: request.ip, statusCode: reply.statusCode, responseTime: reply.elapsedTime, ...(key === null ? {} : { keyName: key.name, keyRole: key.role }), ...(traceId === undefined ? {} : { traceId }) }, 'request completed')
+    log.info(accessFields(request, reply, key, traceId), 'request completed')
     return
   }
   const address = request.ip
