@@ -48,7 +48,7 @@ const program = ts.createProgram({ rootNames: config.fileNames, options: config.
 const emitted = program.emit(undefined, (file, text) => { writeWhole(file, text) })
 const diagnostics = ts.sortAndDeduplicateDiagnostics([...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics])
 if (diagnostics.length > 0) fail(diagnostics)
-writeWhole(join(root, 'dist/docs/swagger-ui-plugin.js'), readFileSync(join(root, 'src/docs/swagger-ui-plugin.js')))
+writeWhole(join(root, 'dist/capabilities/docs/swagger-ui-plugin.js'), readFileSync(join(root, 'src/capabilities/docs/swagger-ui-plugin.js')))
 
 const bundled = await build({
   // tsc's output, so the bundle runs exactly the JavaScript the modules run; its source maps are followed back to src/

@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString, NUMBER, tsUnion, type OpenAPI3, type SchemaObject } from 'openapi-typescript'
 import ts from 'typescript'
 import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { stringifyJson } from '../src/json/exact-json.js'
+import { loadConfig } from '../src/infra/config/config.js'
+import { stringifyJson } from '../src/infra/json/exact-json.js'
 
 /** Where the TypeScript client keeps the types generated from the OpenAPI document (checked in). */
 export const GENERATED_TYPES_PATH = fileURLToPath(new URL('../clients/typescript/src/generated/openapi.ts', import.meta.url))

@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { buildApp } from '../src/app.js'
-import { generateApiKey, hashApiKey } from '../src/auth/api-keys.js'
-import { loadConfig } from '../src/config.js'
+import { generateApiKey, hashApiKey } from '../src/capabilities/keys/api-keys.js'
+import { loadConfig } from '../src/infra/config/config.js'
 import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, fuzzValidUpdates, type PropertyResult } from '../tools/fuzz/openapi-fuzzer.js'
 import { scratchStore } from '../tools/harness/scratch-store.js'
 

@@ -36,7 +36,7 @@ export const SERIAL_FILES: readonly RegExp[] = [
   // SIGKILL durability, the SIGTERM drain and its bound, the soak
   /^test\/reliability\//,
   // WORKERS=N: a primary and its workers, restarts timed
-  /^test\/cluster\.test\.ts$/,
+  /^test\/bin\/cluster\.test\.ts$/,
   // the /docs page drives Chromium with 10 s timeouts per step
   /^test\/docs\/docs-page\.test\.ts$/
 ]
@@ -49,10 +49,10 @@ export const SERIAL_FILES: readonly RegExp[] = [
 export const PAIRED_FILES: readonly RegExp[] = [
   // a page cache's staleness bound (+200 ms), the outage's recovery bound, Redis stalls (< 1 s),
   // a revoked key's delay across instances
-  /^test\/routes\/pets-list-cache\.test\.ts$/,
-  /^test\/store\/postgres-outage\.test\.ts$/,
-  /^test\/rate-limit\/redis-rate-limits\.test\.ts$/,
-  /^test\/multi-instance\.test\.ts$/,
+  /^test\/pets\/pets-list-cache\.test\.ts$/,
+  /^test\/infra\/database\/postgres-outage\.test\.ts$/,
+  /^test\/rate-limits\/redis-rate-limits\.test\.ts$/,
+  /^test\/bin\/multi-instance\.test\.ts$/,
   // the client's retries and throttling answer within a second or two
   /^test\/client\/(create-retries|throttling-and-outages)\.test\.ts$/,
   // webhook deliveries must arrive within 5 to 30 s, retries and backoff included (the webhooks suites);
@@ -65,7 +65,7 @@ export const PAIRED_FILES: readonly RegExp[] = [
 const PAIRED_CONCURRENCY = 2
 
 /** The serial files `--quick` leaves out: SIGKILL, drain, soak and WORKERS, minutes together. */
-export const SLOW_FILES: readonly RegExp[] = [/^test\/reliability\//, /^test\/cluster\.test\.ts$/]
+export const SLOW_FILES: readonly RegExp[] = [/^test\/reliability\//, /^test\/bin\/cluster\.test\.ts$/]
 
 /**
  * The concurrent group's longest files (a minute or more on a busy 2-core machine), started first, in
@@ -76,11 +76,11 @@ export const SLOW_FILES: readonly RegExp[] = [/^test\/reliability\//, /^test\/cl
 export const LONG_FILES: readonly RegExp[] = [
   /^test\/release\/release\.test\.ts$/,
   /^test\/release\/production-install\.test\.ts$/,
-  /^test\/server\.test\.ts$/,
-  /^test\/cli\.test\.ts$/,
+  /^test\/bin\/server\.test\.ts$/,
+  /^test\/bin\/cli\.test\.ts$/,
   /^test\/webhooks\/webhooks-cli\.test\.ts$/,
-  /^test\/store\/postgres-store\.test\.ts$/,
-  /^test\/routes\/pets-(create|update|list|idempotency)\.test\.ts$/
+  /^test\/infra\/database\/postgres-store\.test\.ts$/,
+  /^test\/(pets\/pets-(create|update|list)|idempotency\/pets-idempotency)\.test\.ts$/
 ]
 
 /** How many of the slowest files the run names before its summary. */

@@ -1,5 +1,5 @@
-import { Database } from '../../src/store/sqlite/driver.js'
-import { CursorCodec } from '../../src/pagination/cursor.js'
+import { Database } from '../../src/infra/database/sqlite/driver.js'
+import { CursorCodec } from '../../src/capabilities/pets/cursor.js'
 import { withPostgres } from '../../tools/harness/postgres.js'
 import { scratchStore, type StoreKind } from '../../tools/harness/scratch-store.js'
 import { execSql } from '../../tools/harness/store-sql.js'

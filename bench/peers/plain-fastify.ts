@@ -27,7 +27,7 @@ interface PetRows {
 const COLUMNS = 'id, name, category_id AS "categoryId", status'
 
 async function sqliteRows (path: string): Promise<PetRows> {
-  const { Database } = await import('../../src/store/sqlite/driver.js')
+  const { Database } = await import('../../src/infra/database/sqlite/driver.js')
   const db = new Database(path, { fileMustExist: true })
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
-import { API_KEY_ROLES, DEFAULT_API_KEY_ROLE, isApiKeyRole } from '../auth/roles.js'
-import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, DEFAULT_KEY_CACHE_SECONDS, INSTALL_ROOT, loadConfig } from '../config.js'
-import { describeDatabase, openStore } from '../store/open-store.js'
-import type { ApiKeyRecord, PetStore } from '../store/pet-store.js'
-import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from './cli/backup-commands.js'
-import { runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from './cli/webhook-commands.js'
+import { generateApiKey, hashApiKey } from '../capabilities/keys/api-keys.js'
+import { API_KEY_ROLES, DEFAULT_API_KEY_ROLE, isApiKeyRole } from '../capabilities/keys/roles.js'
+import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, DEFAULT_KEY_CACHE_SECONDS, INSTALL_ROOT, loadConfig } from '../infra/config/config.js'
+import { describeDatabase, openStore } from '../infra/database/open-database.js'
+import type { ApiKeyRecord, PetStore } from '../capabilities/pets/store/pet-store.js'
+import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from '../capabilities/backups/backups-cli.js'
+import { runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from '../capabilities/webhooks/webhooks-cli.js'
 
 const REVOCATION_DELAY = `API_KEY_CACHE_SECONDS (default ${DEFAULT_KEY_CACHE_SECONDS.postgres} s on PostgreSQL, ${DEFAULT_KEY_CACHE_SECONDS.sqlite} on SQLite)`
 const ROLES = API_KEY_ROLES.join('|')

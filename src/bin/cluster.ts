@@ -2,10 +2,10 @@ import cluster, { type Worker } from 'node:cluster'
 import type { Server } from 'node:http'
 import { pino } from 'pino'
 import { AggregatorRegistry, type Registry } from 'prom-client'
-import { createBootstrapKeyIfNone } from '../auth/bootstrap-key.js'
-import type { Config } from '../config.js'
-import { startMetricsServer } from '../metrics/metrics-server.js'
-import { openStore } from '../store/open-store.js'
+import { createBootstrapKeyIfNone } from '../capabilities/keys/bootstrap-key.js'
+import type { Config } from '../infra/config/config.js'
+import { startMetricsServer } from '../infra/metrics/metrics-server.js'
+import { openStore } from '../infra/database/open-database.js'
 
 export interface PrimaryOptions {
   /** How long a worker may take to drain after SIGTERM. */

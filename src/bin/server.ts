@@ -4,11 +4,11 @@ import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from '../app.js'
-import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
-import { createBootstrapKeyIfNone } from '../auth/bootstrap-key.js'
-import { ConfigError, loadConfig, type Config } from '../config.js'
+import { REQUEST_TIMEOUT_MS } from '../infra/http/drain.js'
+import { createBootstrapKeyIfNone } from '../capabilities/keys/bootstrap-key.js'
+import { ConfigError, loadConfig, type Config } from '../infra/config/config.js'
 import { runPrimary, shareMetricsWithPrimary } from './cluster.js'
-import { startMetricsServer } from '../metrics/metrics-server.js'
+import { startMetricsServer } from '../infra/metrics/metrics-server.js'
 
 /** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
 const DRAIN_TIMEOUT_MS = REQUEST_TIMEOUT_MS + 5_000

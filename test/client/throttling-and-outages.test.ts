@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
-import { Database } from '../../src/store/sqlite/driver.js'
+import { Database } from '../../src/infra/database/sqlite/driver.js'
 import { createClient, PetStoreError, type RetryEvent } from '@petstore/client'
 import { listAllPets, testStores, type StoreKind } from '../helpers/build-app.js'
 import { startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'

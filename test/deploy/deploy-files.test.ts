@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { parse } from 'yaml'
-import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js'
+import { CONFIG_VARIABLES, loadConfig } from '../../src/infra/config/config.js'
 import { PROJECT_ROOT } from '../helpers/processes.js'
 
 /** What staging and production may differ in (docs/configuration.md#staging-and-production names each). */

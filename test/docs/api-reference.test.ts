@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { assertError } from '../helpers/assertions.js'
-import { pathsForThePage } from '../../src/docs/api-reference.js'
+import { pathsForThePage } from '../../src/capabilities/docs/api-reference.js'
 import { buildTestApp } from '../helpers/build-app.js'
 
 const EXPECTED_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
-import { GET_PET_SUNSET_AT } from '../../src/routes/get-pet-deprecation.js'
+import { GET_PET_SUNSET_AT } from '../../src/capabilities/pets/get-pet-deprecation.js'
 import { buildTestApp, postPet } from '../helpers/build-app.js'
 import { freePort, PROJECT_ROOT } from '../helpers/processes.js'
 

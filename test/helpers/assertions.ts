@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { ERRORS, type ErrorCode } from '../../src/errors/catalogue.js'
+import { ERRORS, type ErrorCode } from '../../src/infra/errors/catalogue.js'
 
 /** Asserts an Error answer: the status of `code` in the catalogue, and exactly {code, message, status}. */
 export function assertError (res: LightMyRequestResponse, code: ErrorCode, messageIncludes?: string): { message: string } {

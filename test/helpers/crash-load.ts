@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import type { Pet, PetStatus } from '../../src/schemas/pet.js'
+import type { Pet, PetStatus } from '../../src/capabilities/pets/pet-schemas.js'
 import { bearer, describeFetchError, listAllPetsOver, sleep } from './live-server.js'
 import { within, type ServerProcess } from './processes.js'
 

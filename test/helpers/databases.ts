@@ -68,7 +68,7 @@ export async function freshDatabaseUrl (t: TestContext, kind: StoreKind): Promis
 export async function readAllCells (databaseUrl: string): Promise<Array<{ table: string, column: string, value: string }>> {
   const rows: Array<{ table: string, row: Record<string, unknown> }> = []
   if (databaseUrl.startsWith('sqlite:')) {
-    const { Database } = await import('../../src/store/sqlite/driver.js')
+    const { Database } = await import('../../src/infra/database/sqlite/driver.js')
     const db = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true })
     try {
       const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((row) => row.name)
@@ -97,7 +97,7 @@ export async function readAllCells (databaseUrl: string): Promise<Array<{ table:
 export async function holdPetLocked (databaseUrl: string, petId: number): Promise<() => Promise<void>> {
   if (databaseUrl.startsWith('sqlite:')) {
     // better-sqlite3 as the store loads it (the addon that fits this Node)
-    const { Database } = await import('../../src/store/sqlite/driver.js')
+    const { Database } = await import('../../src/infra/database/sqlite/driver.js')
     const db = new Database(databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
     db.exec('BEGIN IMMEDIATE')
     return async () => {

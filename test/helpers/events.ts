@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import type { Event } from '../../src/schemas/event.js'
+import type { Event } from '../../src/capabilities/events/event-schemas.js'
 import type { TestApp } from './build-app.js'
 
 /** The path and query of an answer's `rel="next"` link (the feed always sends one). */

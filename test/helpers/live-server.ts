@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import type { Pet } from '../../src/schemas/pet.js'
+import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import type { StoreKind } from './databases.js'
 import type { ServerProcess } from './processes.js'
 

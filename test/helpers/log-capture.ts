@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import type { LogStream } from '../../src/http/logging.js'
+import type { LogStream } from '../../src/infra/logging/logging.js'
 
 /** One pino JSON line, parsed. */
 export type LogRecord = Record<string, unknown>

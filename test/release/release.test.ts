@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, test } from 'node:test'
 import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/infra/config/config.js'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'
 import { childEnv, freePort, PROJECT_ROOT, ServerProcess, within } from '../helpers/processes.js'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { Pet } from '../../src/schemas/pet.js'
+import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import { assertReadable, listAndCheck, loadThenKill, LOOPS, summarize } from '../helpers/crash-load.js'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'
 import { loadEnv, strongApiKey } from '../helpers/live-server.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { Pet } from '../../src/schemas/pet.js'
+import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import { listAndCheck, loadThenKill, postAttempt, type Attempt } from '../helpers/crash-load.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
 import { loadEnv, mapConcurrently, pastLockTime, strongApiKey } from '../helpers/live-server.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { Socket } from 'node:net'
 import { describe, test } from 'node:test'
-import type { Pet } from '../../src/schemas/pet.js'
+import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import { execSql, freshDatabaseUrl, testStores } from '../helpers/databases.js'
 import { getRequest, loadEnv, postPetHead, sleep, strongApiKey, waitForArrivedCreates } from '../helpers/live-server.js'
 import { openSocket, readResponse, serverProcesses, within, type RawResponse, type ServerProcess } from '../helpers/processes.js'

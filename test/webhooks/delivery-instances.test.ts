@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { generateWebhookSecret } from '../../src/webhooks/signature.js'
+import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { buildTestApp, createdPet, type TestApp } from '../helpers/build-app.js'
 import { freshDatabaseUrl, requiresPostgres } from '../helpers/databases.js'
 import { webhookReceiver } from '../helpers/webhook-receiver.js'

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
-import { parseJson } from '../../src/json/exact-json.js'
-import { generateWebhookSecret } from '../../src/webhooks/signature.js'
+import { parseJson } from '../../src/infra/json/exact-json.js'
+import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { buildTestApp, testStores } from '../helpers/build-app.js'
 import { webhookReceiver } from '../helpers/webhook-receiver.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
-import { loadConfig } from '../../src/config.js'
-import { describeDatabase } from '../../src/store/open-store.js'
+import { loadConfig } from '../../src/infra/config/config.js'
+import { describeDatabase } from '../../src/infra/database/open-database.js'
 import { freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
 import { childEnv, runCli, type CliResult } from '../helpers/processes.js'
 

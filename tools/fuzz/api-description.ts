@@ -4,7 +4,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { FastifyInstance } from 'fastify'
-import { parseJson, stringifyJson } from '../../src/json/exact-json.js'
+import { parseJson, stringifyJson } from '../../src/infra/json/exact-json.js'
 
 /** A JSON value (an integer beyond 2^53 as a bigint, exactly). */
 export type Json = null | boolean | number | bigint | string | Json[] | { [key: string]: Json }

@@ -1,6 +1,6 @@
 /** Generators of values valid against a schema, and of request bodies: valid ones and hostile ones of every kind. */
 import fc from 'fast-check'
-import { stringifyJson } from '../../src/json/exact-json.js'
+import { stringifyJson } from '../../src/infra/json/exact-json.js'
 import type { ApiDescription, ApiOperation, Json, Schema } from './api-description.js'
 import { exactInteger } from './catalogue-model.js'
 import type { FuzzBody } from './fuzz-request.js'

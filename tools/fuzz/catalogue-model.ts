@@ -1,6 +1,6 @@
 /** The fuzzer's model of the catalogue: every pet it created and every Idempotency-Key it used. */
 import type { LightMyRequestResponse } from 'fastify'
-import { parseJson, stringifyJson } from '../../src/json/exact-json.js'
+import { parseJson, stringifyJson } from '../../src/infra/json/exact-json.js'
 
 /** A pet as the API answers it (read exactly: a category id beyond 2^53 is a bigint). */
 export interface Pet { id: number, name: string, categoryId: number | bigint, status: string }

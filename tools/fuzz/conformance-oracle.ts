@@ -1,6 +1,6 @@
 /** The oracle of the document: what it promises about any answer (documented status, schema, no leaks). */
 import type { LightMyRequestResponse } from 'fastify'
-import { parseJson } from '../../src/json/exact-json.js'
+import { parseJson } from '../../src/infra/json/exact-json.js'
 import { pointerToken, type ApiDescription, type ApiOperation } from './api-description.js'
 import { shorten } from './fuzz-request.js'
 

@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { ApiDescription, ApiOperation } from './api-description.js'
-import { parseJson, stringifyJson } from '../../src/json/exact-json.js'
+import { parseJson, stringifyJson } from '../../src/infra/json/exact-json.js'
 import { canonical, exactInteger, fingerprint, nextLink, parseIdempotencyKeyHeader, readJson, STATUS_MOVES, type CatalogueModel, type Pet } from './catalogue-model.js'
 import { shorten, type FuzzRequest } from './fuzz-request.js'
 import type { Sent } from './wire-request.js'

@@ -1,4 +1,4 @@
-import { CONFIG_VARIABLES } from '../../src/config.js'
+import { CONFIG_VARIABLES } from '../../src/infra/config/config.js'
 
 /**
  * This process's environment without any of the service's settings ({@link CONFIG_VARIABLES}),

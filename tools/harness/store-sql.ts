@@ -6,7 +6,7 @@ import { withPostgres } from './postgres.js'
  */
 export async function execSql (databaseUrl: string, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
   if (databaseUrl.startsWith('sqlite:')) {
-    const { Database } = await import('../../src/store/sqlite/driver.js')
+    const { Database } = await import('../../src/infra/database/sqlite/driver.js')
     const db = new Database(databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
     try {
       const statement = db.prepare(sql.replace(/\$\d+/g, '?'))

@@ -1,0 +1,55 @@
+import type { DatabaseLocation } from '../../infra/config/config.js'
+import { describeDatabase } from '../../infra/database/open-database.js'
+
+/** `backup` and `restore`: how each is called and what it does, for the CLI's usage. */
+export const BACKUP_COMMANDS = {
+  backup: {
+    usage: 'backup <file>',
+    help: `copy the SQLite database to <file> while the service keeps serving (one consistent snapshot),
+checked with PRAGMA integrity_check before it reports success; on PostgreSQL use pg_dump or PITR (exit 2)`
+  },
+  restore: {
+    usage: 'restore <file>',
+    help: `replace the SQLite database with the backup <file>, atomically, keeping the old file beside it;
+refused while any server or command has the database open (stop the service first)`
+  }
+} as const
+export type BackupCommand = keyof typeof BACKUP_COMMANDS
+
+/** Exit code when the store cannot be backed up this way (PostgreSQL, memory): the usage-error code. */
+const NOT_THIS_STORE = 2
+
+/**
+ * Runs `backup` or `restore` of `file` on the store `location` names; resolves to the exit code.
+ * The store is never opened as a store: restore must be the only connection to the file.
+ */
+export async function runBackupCommand (command: BackupCommand, file: string, location: DatabaseLocation,
+  out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const database = describeDatabase(location)
+  if (location.kind === 'postgres') {
+    err(`petstore: ${command} works on the SQLite store; ${database} is PostgreSQL, whose backups are PostgreSQL's own: ` +
+      'pg_dump (e.g. pg_dump --format=custom) for copies, and WAL archiving with point-in-time recovery (PITR) for production. ' +
+      'See docs/operations.md#backups.')
+    return NOT_THIS_STORE
+  }
+  if (location.kind === 'sqlite-memory') {
+    err(`petstore: ${command} needs a SQLite file; ${database} lives in one process's memory only.`)
+    return NOT_THIS_STORE
+  }
+  const { backupSqlite, restoreSqlite, SqliteBackupError } = await import('./sqlite-backup.js')
+  try {
+    if (command === 'backup') {
+      const backup = await backupSqlite(location.path, file)
+      out(`${database}: backed up ${backup.pets} pets to ${backup.file} (${backup.bytes} bytes); PRAGMA integrity_check: ok`)
+    } else {
+      const restore = await restoreSqlite(location.path, file)
+      out(`${database}: restored from ${file} (${restore.pets} pets; PRAGMA integrity_check: ok)` +
+        (restore.keptAs === undefined ? '; there was no database before' : `; the database it replaced is kept as ${restore.keptAs}`))
+    }
+    return 0
+  } catch (error) {
+    if (!(error instanceof SqliteBackupError)) throw error
+    err(`petstore: ${command} failed, nothing was changed: ${error.message}`)
+    return 1
+  }
+}

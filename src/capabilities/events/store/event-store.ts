@@ -1,0 +1,43 @@
+import type { Event, EventType } from '../event-schemas.js'
+
+/** One page of the change feed, in id order, starting after `afterId`. */
+export interface EventPageQuery {
+  /** Exclusive; 0 reads from the oldest retained event. */
+  afterId: number
+  limit: number
+  type?: EventType | undefined
+}
+
+export interface EventPage {
+  events: Event[]
+  /**
+   * The highest id retention ever deleted (of the query's type, when it has one; 0: none), read from the
+   * snapshot `events` were read from: a reader whose `afterId` is below it has missed events, and must be
+   * told so rather than given the page.
+   */
+  purgedThrough: number
+}
+
+/** What one retention pass did. */
+export interface EventPurge {
+  deleted: number
+  /** The highest id deleted so far, by this pass or an earlier one (0: none). */
+  purgedThrough: number
+}
+
+/**
+ * The change feed as stored. Events are written by the {@link PetStore} itself, in the transaction of
+ * each change (a transactional outbox); this interface reads them and applies retention. Both stores
+ * implement it on the connection their PetStore holds.
+ */
+export interface EventStore {
+  listEvents (query: EventPageQuery): Promise<EventPage>
+  /** The smallest retained id, or undefined when no event is retained. */
+  oldestEventId (): Promise<number | undefined>
+  /**
+   * Deletes the events that occurred before `cutoff`, oldest first and as a prefix of the ids (an
+   * event is kept while an older one is), at most `batchSize` in one transaction. Safe to run on
+   * every instance at once.
+   */
+  purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge>
+}

@@ -1,0 +1,76 @@
+import type Database from 'better-sqlite3'
+import type { EventPage, EventPageQuery, EventPurge, EventStore } from './event-store.js'
+import { EVENT_COLUMNS, rowToEvent, type EventRow } from './event-rows.js'
+import { toStoreError } from '../../../infra/database/sqlite/errors.js'
+import { prepareAll } from '../../pets/store/sqlite-sql.js'
+
+const SQL = {
+  listEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?`,
+  listEventsByType: `SELECT ${EVENT_COLUMNS} FROM events WHERE type = ? AND id > ? ORDER BY id LIMIT ?`,
+  purgedThrough: 'SELECT coalesce(max(purged_through), 0) FROM event_retention',
+  purgedThroughOfType: 'SELECT coalesce(max(purged_through), 0) FROM event_retention WHERE type = ?',
+  oldestEventId: 'SELECT min(id) FROM events',
+  oldestEvents: 'SELECT id, occurred_at FROM events ORDER BY id LIMIT ?',
+  newestOfEachType: 'SELECT type, max(id) AS id FROM events WHERE id <= ? GROUP BY type',
+  deleteEventsThrough: 'DELETE FROM events WHERE id <= ?',
+  markPurged: 'INSERT INTO event_retention (type, purged_through) VALUES (?, ?) ' +
+    'ON CONFLICT (type) DO UPDATE SET purged_through = max(purged_through, excluded.purged_through)'
+} as const
+
+type Statements = { readonly [name in keyof typeof SQL]: Database.Statement }
+
+/** The change feed of the embedded store, on the SQLite connection its {@link SqlitePetStore} holds. */
+export class SqliteEventStore implements EventStore {
+  readonly #db: Database.Database
+  #prepared: Statements | undefined
+
+  constructor (db: Database.Database) {
+    this.#db = db
+  }
+
+  // prepared on first use, because preparing needs the tables that migrate() creates
+  get #statements (): Statements {
+    this.#prepared ??= prepareAll(this.#db, SQL, ['purgedThrough', 'purgedThroughOfType', 'oldestEventId'])
+    return this.#prepared
+  }
+
+  async listEvents (query: EventPageQuery): Promise<EventPage> {
+    // one read transaction: the page and the retention mark from one snapshot (docs/architecture.md)
+    const read = this.#db.transaction((): EventPage => {
+      const statements = this.#statements
+      const rows = (query.type === undefined
+        ? statements.listEvents.all(query.afterId, query.limit)
+        : statements.listEventsByType.all(query.type, query.afterId, query.limit)) as EventRow[]
+      const purgedThrough = (query.type === undefined ? statements.purgedThrough.get() : statements.purgedThroughOfType.get(query.type)) as number
+      return { events: rows.map(rowToEvent), purgedThrough }
+    })
+    return this.#run(() => read.deferred())
+  }
+
+  async oldestEventId (): Promise<number | undefined> {
+    return this.#run(() => (this.#statements.oldestEventId.get() as number | null) ?? undefined)
+  }
+
+  async purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge> {
+    const purge = this.#db.transaction((): EventPurge => {
+      const oldest = this.#statements.oldestEvents.all(batchSize) as Array<{ id: number, occurred_at: number }>
+      const kept = oldest.findIndex((row) => row.occurred_at >= cutoff.getTime())
+      const last = oldest[(kept === -1 ? oldest.length : kept) - 1]
+      let deleted = 0
+      if (last !== undefined) {
+        for (const { type, id } of this.#statements.newestOfEachType.all(last.id) as Array<{ type: string, id: number }>) this.#statements.markPurged.run(type, id)
+        deleted = this.#statements.deleteEventsThrough.run(last.id).changes
+      }
+      return { deleted, purgedThrough: this.#statements.purgedThrough.get() as number }
+    })
+    return this.#run(() => purge.immediate())
+  }
+
+  #run<T>(operation: () => T): T {
+    try {
+      return operation()
+    } catch (error) {
+      throw toStoreError(error, this.#db.open)
+    }
+  }
+}

@@ -1,0 +1,16 @@
+import type { PetChanges } from '../events/event-schemas.js'
+import type { Pet } from './pet-schemas.js'
+
+/** The `data` of a `pet.created` event. */
+export function petCreatedData (pet: Pet): { pet: Pet } {
+  return { pet }
+}
+
+/** The `data` of a `pet.updated` event: the pet after the change, and the changed fields as they were before it. */
+export function petUpdatedData (previous: Pet, pet: Pet): { pet: Pet, previous: PetChanges } {
+  const changes: PetChanges = {}
+  if (previous.name !== pet.name) changes.name = previous.name
+  if (previous.categoryId !== pet.categoryId) changes.categoryId = previous.categoryId
+  if (previous.status !== pet.status) changes.status = previous.status
+  return { pet, previous: changes }
+}

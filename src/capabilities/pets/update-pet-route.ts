@@ -1,0 +1,107 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
+import { ApiError } from '../../infra/errors/catalogue.js'
+import { acceptMergePatchBodies, BODY_TOO_LARGE_MESSAGE, MERGE_PATCH_MEDIA_TYPES, MERGE_PATCH_ONLY_MESSAGE } from '../../infra/http/content-types.js'
+import { ifMatchMatches, strongEtag } from '../../infra/http/etag.js'
+import type { Int64 } from '../../infra/json/int64.js'
+import { describeTransitions, FINAL_STATUSES, STATUS_TRANSITIONS } from './status-transitions.js'
+import { UpdatePetHeadersSchema } from '../../infra/schemas/headers.js'
+import { PET_STATUSES, PetPatchSchema, PetSchema, type Pet, type PetStatus } from './pet-schemas.js'
+import { PetIdParamsSchema } from './list-query.js'
+import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../../infra/schemas/responses.js'
+
+/** The 404 of a pet id no pet has. */
+export function petNotFoundMessage (petId: Int64): string {
+  return `No pet has id ${petId}.`
+}
+
+function preconditionFailedMessage (petId: Int64): string {
+  return `If-Match does not match the current ETag of pet ${petId}: it has changed since that tag was read. Read it again and retry.`
+}
+
+function invalidTransitionMessage (petId: Int64, from: PetStatus, to: PetStatus): string {
+  const next = STATUS_TRANSITIONS[from]
+  const why = next.length === 0 ? `"${from}" is final` : `from "${from}" it can only become ${next.map((status) => `"${status}"`).join(' or ')}`
+  return `Pet ${petId} is "${from}" and cannot become "${to}": ${why}.`
+}
+
+/** A pet as the route's own 200 serializer writes it: the bytes that are sent, and tagged. */
+function serializePet (reply: FastifyReply, pet: Pet): string {
+  const body = reply.serialize(pet)
+  if (typeof body !== 'string') throw new Error('the Pet serializer did not produce text')
+  return body
+}
+
+/** Sends a serialized pet with its strong ETag. */
+function sendTagged (reply: FastifyReply, body: string): FastifyReply {
+  return reply.header('etag', strongEtag(body)).type('application/json; charset=utf-8').send(body)
+}
+
+// the pet id the document's examples name
+const EXAMPLE_PET_ID = 1
+const [FINAL_STATUS = 'sold'] = FINAL_STATUSES
+
+/**
+ * `PATCH /pets/{petId}` (updatePet, beta): a JSON Merge Patch of a pet, with the status lifecycle and
+ * `If-Match`. In a context of its own, because it alone also takes `application/merge-patch+json`.
+ */
+const updatePet: FastifyPluginAsyncTypebox = async (app) => {
+  acceptMergePatchBodies(app)
+
+  app.patch('/pets/:petId', {
+    schema: {
+      operationId: 'updatePet',
+      tags: ['pets'],
+      summary: 'Change an animal (beta)',
+      description: 'Changes the fields the body names — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` ' +
+        'or `application/json` — and answers the whole pet as it now is, with its `ETag`. ' +
+        `Status transitions: ${describeTransitions()}; \`${FINAL_STATUS}\` is final. Setting the status a pet already has changes nothing; ` +
+        '`name` and `categoryId` may be corrected in any status. `{}` changes nothing and answers the pet and its current `ETag`. ' +
+        'With `If-Match`, the change is made only if the pet still has that tag (else 412): of concurrent changes sent with the same tag, ' +
+        'exactly one succeeds, so none is lost. The change is durable before 200 is sent. ' +
+        'Safe to retry without an `Idempotency-Key`: the body states the wanted values, so a repeat changes nothing more (a repeated ' +
+        `\`${FINAL_STATUS}\` is a no-op) — but a repeat with \`If-Match\` of a change that was made gets 412, because the tag has changed since.`,
+      'x-stability': 'beta',
+      consumes: [...MERGE_PATCH_MEDIA_TYPES],
+      params: PetIdParamsSchema,
+      headers: UpdatePetHeadersSchema,
+      body: Type.Ref(PetPatchSchema),
+      response: {
+        200: {
+          ...Type.Ref(PetSchema),
+          description: 'The pet as it now is.',
+          headers: { ETag: ETAG_HEADER }
+        },
+        400: errorResponse('`petId` is not a positive integer, the body is not a valid patch (a field of the wrong type or out of range, `null`, `id` or an unknown field), ' +
+          'or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`).', undefined,
+        { invalid_request: `body: field "status" must be one of ${PET_STATUSES.map((status) => JSON.stringify(status)).join(', ')}` }),
+        404: errorResponse('No pet has this id (`pet_not_found`).', undefined, { pet_not_found: petNotFoundMessage(EXAMPLE_PET_ID) }),
+        409: errorResponse(`The status cannot move from the pet's current one to the one asked for (\`invalid_transition\`): only ${describeTransitions()} are allowed. Nothing changed.`,
+          undefined, { invalid_transition: invalidTransitionMessage(EXAMPLE_PET_ID, FINAL_STATUS, 'available') }),
+        412: errorResponse('`If-Match` does not match the pet\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.',
+          undefined, { precondition_failed: preconditionFailedMessage(EXAMPLE_PET_ID) }),
+        413: errorResponse('The body is larger than the limit (`payload_too_large`).', undefined, { payload_too_large: BODY_TOO_LARGE_MESSAGE }),
+        415: errorResponse(`The body is not ${MERGE_PATCH_MEDIA_TYPES.map((type) => `\`${type}\``).join(' or ')} (\`unsupported_media_type\`).`,
+          undefined, { unsupported_media_type: MERGE_PATCH_ONLY_MESSAGE }),
+        ...commonErrorResponses()
+      }
+    }
+  }, async (request, reply) => {
+    const { petId } = request.params
+    const ifMatch = request.headers['if-match']
+    // the tag of the pet as it is inside the store's transaction, made exactly as the answer's (and getPet's)
+    const precondition = ifMatch === undefined ? undefined : (current: Pet) => ifMatchMatches(ifMatch, strongEtag(serializePet(reply, current)))
+    const result = await app.store.updatePet(petId, request.body, precondition)
+    switch (result.outcome) {
+      case 'not_found': throw new ApiError('pet_not_found', petNotFoundMessage(petId))
+      case 'precondition_failed': throw new ApiError('precondition_failed', preconditionFailedMessage(petId))
+      case 'invalid_transition': throw new ApiError('invalid_transition', invalidTransitionMessage(petId, result.from, result.to))
+    }
+    const { pet, previous } = result
+    if (pet.status !== previous.status) app.metrics.petTransitions.inc({ from: previous.status, to: pet.status })
+    return sendTagged(reply, serializePet(reply, pet))
+  })
+}
+
+export default updatePet

@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../../infra/config/config.js'
+import { RateLimits } from './rate-limits.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rateLimits: RateLimits
+  }
+}
+
+/** The window of the failed-authentication limit (`AUTH_FAILURE_LIMIT` per window and client address). */
+export const AUTH_FAILURE_WINDOW_MS = 60_000
+
+// an outage of the counter store must not flood the log
+const STORE_ERROR_LOG_INTERVAL_MS = 10_000
+
+/**
+ * Decorates the app with its {@link RateLimits}: counters in Redis when `REDIS_URL` is set (shared by
+ * all instances), else in memory. Needs the app's store, clock and metrics.
+ */
+export async function registerRateLimits (app: FastifyInstance, config: Config): Promise<void> {
+  // loaded only when used: ioredis alone adds about 20 MB to the process
+  const redis = config.redisUrl === undefined ? undefined : await (await import('./redis.js')).connectRedis(config.redisUrl, app.log)
+  if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
+  // one id per database: instances of one deployment share counters, staging and production never do
+  const deploymentId = await app.store.ensureSetting('deployment_id', randomUUID())
+  let lastErrorLoggedAt = -Infinity
+  app.decorate('rateLimits', await RateLimits.register(app, {
+    perKey: config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
+    failedAuth: { name: 'failed-auth', quota: config.authFailureLimit, windowMs: AUTH_FAILURE_WINDOW_MS },
+    redis,
+    namespace: `petstore:${deploymentId}:rate-limit:`,
+    clock: app.clock,
+    onRejected: (policy) => { app.metrics.rateLimitRejections.inc({ policy: policy.name }) },
+    onStoreError: (error) => {
+      app.metrics.rateLimitStoreErrors.inc()
+      const now = app.clock.now()
+      if (error === undefined || now - lastErrorLoggedAt < STORE_ERROR_LOG_INTERVAL_MS) return
+      lastErrorLoggedAt = now
+      // code and message only: a Redis error carries the failed command, which may hold a password
+      const { code, message } = error as { code?: unknown, message?: unknown }
+      app.log.warn({ code, reason: message }, 'rate-limit check skipped: the counter store failed (fail open)')
+    }
+  }))
+}

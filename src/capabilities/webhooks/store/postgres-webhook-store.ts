@@ -1,0 +1,147 @@
+import {
+  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, rowToClaimedWebhookEndpoint,
+  rowToDueWebhookDelivery, rowToWebhookEndpoint, WEBHOOK_ENDPOINT_COLUMNS,
+  type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
+} from './webhook-rows.js'
+import type {
+  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
+} from './webhook-store.js'
+import type { RunQuery } from '../../events/store/postgres-event-store.js'
+
+// Each operation is one statement, so one transaction. Event ids are committed in id order (the changes
+// lock, src/store/postgres/sql.ts): the newest id a statement sees has no smaller one still to commit,
+// so a schedule cursor never skips an event
+const SQL = {
+  insertEndpoint: {
+    text: 'INSERT INTO webhook_endpoints (name, url, event_types, secret, created_at, scheduled_through) ' +
+      `SELECT $1, $2, $3, $4, $5, coalesce(max(id), 0) FROM events RETURNING ${NEW_WEBHOOK_ENDPOINT_COLUMNS}`
+  },
+  listEndpoints: { text: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w ORDER BY w.id` },
+  // the deliveries go with it (ON DELETE CASCADE)
+  deleteEndpoint: { text: 'DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id' },
+  rotateSecret: {
+    text: 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $2, secret = $3 WHERE id = $1 RETURNING id'
+  },
+  enableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 RETURNING id' },
+  // SKIP LOCKED: instances claiming at once each take a different endpoint, none waits. The endpoint whose
+  // lease ended longest ago (or never held) goes first, so no endpoint starves; the outer WHERE checks the
+  // lease again on the row as locked
+  claimEndpoint: {
+    name: 'petstore-claim-webhook-endpoint',
+    text: 'UPDATE webhook_endpoints SET lease_token = $3, lease_until = $1::bigint + $2::bigint WHERE id = (' +
+      'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) AND (' +
+      'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= $1::bigint) ' +
+      'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through)) ' +
+      'ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1 FOR UPDATE SKIP LOCKED) ' +
+      `AND (lease_until IS NULL OR lease_until <= $1::bigint) RETURNING ${CLAIMED_WEBHOOK_ENDPOINT_COLUMNS}`
+  },
+  // the endpoint row is locked first, so a claim taking the lease over waits for (or skips) this schedule.
+  // New deliveries are due at once (0), whatever clock the caller's `now` comes from
+  scheduleDeliveries: {
+    name: 'petstore-schedule-webhook-deliveries',
+    text: 'WITH endpoint AS (SELECT id, scheduled_through, string_to_array(event_types, \',\') AS types FROM webhook_endpoints ' +
+      'WHERE id = $1 AND lease_token = $2 FOR UPDATE), ' +
+      'batch AS (SELECT e.id, e.type FROM events e, endpoint WHERE e.id > endpoint.scheduled_through ORDER BY e.id LIMIT $3), ' +
+      'created AS (INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, next_attempt_at) ' +
+      'SELECT endpoint.id, batch.id, 0, 0 FROM batch, endpoint WHERE batch.type = ANY (endpoint.types) ORDER BY batch.id ' +
+      'ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING 1), ' +
+      'moved AS (UPDATE webhook_endpoints w SET scheduled_through = (SELECT max(id) FROM batch) FROM endpoint ' +
+      'WHERE w.id = endpoint.id AND EXISTS (SELECT 1 FROM batch)) ' +
+      'SELECT count(*)::int AS created FROM created'
+  },
+  nextDueDelivery: {
+    name: 'petstore-next-due-webhook-delivery',
+    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET lease_until = $3::bigint + $4::bigint WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
+      `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM endpoint JOIN webhook_deliveries d ON d.endpoint_id = endpoint.id ` +
+      'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT 1'
+  },
+  // the delivery is touched only when the endpoint's update found the lease still held
+  recordSuccess: {
+    name: 'petstore-record-webhook-success',
+    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
+      'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
+  },
+  // $6 null: the schedule is exhausted, the delivery is given up
+  recordFailure: {
+    name: 'petstore-record-webhook-failure',
+    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_failure_at = $3::bigint, last_failure = $5, ' +
+      'failing_since = coalesce(failing_since, $3::bigint), disabled_at = CASE WHEN $7::boolean THEN coalesce(disabled_at, $3::bigint) ELSE disabled_at END ' +
+      'WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
+      'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
+      'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
+  },
+  releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = $1 AND lease_token = $2' },
+  // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
+  oldestUndeliveredEventAt: {
+    text: 'SELECT min(at) AS at FROM (' +
+      'SELECT min(e.occurred_at) AS at FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id ' +
+      'WHERE d.failed_at IS NULL AND w.disabled_at IS NULL ' +
+      'UNION ALL SELECT min(occurred_at) FROM events WHERE id > (SELECT min(scheduled_through) FROM webhook_endpoints WHERE disabled_at IS NULL)) AS oldest'
+  }
+} as const
+
+/** The webhook endpoints and their queue in the shared store, on the pool its {@link PostgresPetStore} holds. */
+export class PostgresWebhookStore implements WebhookStore {
+  readonly #query: RunQuery
+
+  constructor (query: RunQuery) {
+    this.#query = query
+  }
+
+  async createWebhookEndpoint (endpoint: NewWebhookEndpoint, now: Date): Promise<WebhookEndpointRecord> {
+    const rows = await this.#query<WebhookEndpointRow>(SQL.insertEndpoint,
+      [endpoint.name, endpoint.url, joinEventTypes(endpoint.eventTypes), endpoint.secret, now.getTime()])
+    const row = rows[0]
+    if (row === undefined) throw new Error('the insert returned no row')
+    return rowToWebhookEndpoint(row)
+  }
+
+  async listWebhookEndpoints (): Promise<WebhookEndpointRecord[]> {
+    return (await this.#query<WebhookEndpointRow>(SQL.listEndpoints, [])).map(rowToWebhookEndpoint)
+  }
+
+  async removeWebhookEndpoint (id: number): Promise<boolean> {
+    return (await this.#query(SQL.deleteEndpoint, [id])).length === 1
+  }
+
+  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date): Promise<boolean> {
+    return (await this.#query(SQL.rotateSecret, [id, previousUntil.getTime(), secret])).length === 1
+  }
+
+  async enableWebhookEndpoint (id: number): Promise<boolean> {
+    return (await this.#query(SQL.enableEndpoint, [id])).length === 1
+  }
+
+  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {
+    const rows = await this.#query<ClaimedWebhookEndpointRow>(SQL.claimEndpoint, [now.getTime(), leaseMs, token])
+    return rows[0] === undefined ? undefined : rowToClaimedWebhookEndpoint(rows[0], now)
+  }
+
+  async scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number> {
+    const rows = await this.#query<{ created: number }>(SQL.scheduleDeliveries, [claim.id, claim.leaseToken, limit])
+    return rows[0]?.created ?? 0
+  }
+
+  async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
+    const rows = await this.#query<DueWebhookDeliveryRow>(SQL.nextDueDelivery, [claim.id, claim.leaseToken, now.getTime(), leaseMs])
+    return rows[0] === undefined ? undefined : rowToDueWebhookDelivery(rows[0])
+  }
+
+  async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
+    if (outcome.delivered) {
+      await this.#query(SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId])
+    } else {
+      await this.#query(SQL.recordFailure,
+        [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable])
+    }
+  }
+
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void> {
+    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken])
+  }
+
+  async oldestUndeliveredEventAt (): Promise<Date | undefined> {
+    const rows = await this.#query<{ at: Date | null }>(SQL.oldestUndeliveredEventAt, [])
+    return rows[0]?.at ?? undefined
+  }
+}

@@ -1,0 +1,163 @@
+import type Database from 'better-sqlite3'
+import type { EventType } from '../../events/event-schemas.js'
+import {
+  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, rowToClaimedWebhookEndpoint,
+  rowToDueWebhookDelivery, rowToWebhookEndpoint, splitEventTypes, WEBHOOK_ENDPOINT_COLUMNS,
+  type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
+} from './webhook-rows.js'
+import type {
+  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
+} from './webhook-store.js'
+import { toStoreError } from '../../../infra/database/sqlite/errors.js'
+import { prepareAll } from '../../pets/store/sqlite-sql.js'
+
+const SQL = {
+  // one statement: the newest event id is read under the write lock that the insert holds
+  insertEndpoint: 'INSERT INTO webhook_endpoints (name, url, event_types, secret, created_at, scheduled_through) ' +
+    `VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events)) RETURNING ${NEW_WEBHOOK_ENDPOINT_COLUMNS}`,
+  listEndpoints: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w ORDER BY w.id`,
+  deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = ?',
+  rotateSecret: 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?',
+  enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ?',
+  // one statement under SQLite's write lock: two instances never take one endpoint. The endpoint whose
+  // lease ended longest ago (or never held: NULL sorts first) goes first, so no endpoint starves
+  claimEndpoint: 'UPDATE webhook_endpoints SET lease_token = ?, lease_until = ? WHERE id = (' +
+    'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= ?) AND (' +
+    'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= ?) ' +
+    'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through)) ' +
+    `ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1) RETURNING ${CLAIMED_WEBHOOK_ENDPOINT_COLUMNS}`,
+  findLeasedEndpoint: 'SELECT scheduled_through, event_types FROM webhook_endpoints WHERE id = ? AND lease_token = ?',
+  eventsAfter: 'SELECT id, type FROM events WHERE id > ? ORDER BY id LIMIT ?',
+  // due at once (0), whatever clock the caller's `now` comes from
+  insertDelivery: 'INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, next_attempt_at) VALUES (?, ?, 0, 0) ' +
+    'ON CONFLICT (endpoint_id, event_id) DO NOTHING',
+  markScheduled: 'UPDATE webhook_endpoints SET scheduled_through = ? WHERE id = ?',
+  renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ?',
+  nextDueDelivery: `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id ` +
+    'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT 1',
+  recordSuccess: 'UPDATE webhook_endpoints SET last_success_at = ?, failing_since = NULL WHERE id = ? AND lease_token = ?',
+  deleteDelivery: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
+  recordFailure: 'UPDATE webhook_endpoints SET last_failure_at = ?, last_failure = ?, failing_since = coalesce(failing_since, ?), ' +
+    'disabled_at = CASE WHEN ? THEN coalesce(disabled_at, ?) ELSE disabled_at END WHERE id = ? AND lease_token = ?',
+  retryDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE endpoint_id = ? AND event_id = ?',
+  giveUpDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE endpoint_id = ? AND event_id = ?',
+  releaseEndpoint: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = ? AND lease_token = ?',
+  // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
+  oldestUndeliveredEventAt: 'SELECT min(at) FROM (' +
+    'SELECT min(e.occurred_at) AS at FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id ' +
+    'WHERE d.failed_at IS NULL AND w.disabled_at IS NULL ' +
+    'UNION ALL SELECT min(occurred_at) FROM events WHERE id > (SELECT min(scheduled_through) FROM webhook_endpoints WHERE disabled_at IS NULL))'
+} as const
+
+type Statements = { readonly [name in keyof typeof SQL]: Database.Statement }
+
+/** The webhook endpoints and their queue in the embedded store, on the SQLite connection its {@link SqlitePetStore} holds. */
+export class SqliteWebhookStore implements WebhookStore {
+  readonly #db: Database.Database
+  #prepared: Statements | undefined
+
+  constructor (db: Database.Database) {
+    this.#db = db
+  }
+
+  // prepared on first use, because preparing needs the tables that migrate() creates
+  get #statements (): Statements {
+    this.#prepared ??= prepareAll(this.#db, SQL, ['oldestUndeliveredEventAt'])
+    return this.#prepared
+  }
+
+  async createWebhookEndpoint (endpoint: NewWebhookEndpoint, now: Date): Promise<WebhookEndpointRecord> {
+    return this.#run(() => rowToWebhookEndpoint(this.#statements.insertEndpoint.get(
+      endpoint.name, endpoint.url, joinEventTypes(endpoint.eventTypes), endpoint.secret, now.getTime()) as WebhookEndpointRow))
+  }
+
+  async listWebhookEndpoints (): Promise<WebhookEndpointRecord[]> {
+    // one read transaction: the endpoints and their counts from one snapshot
+    const list = this.#db.transaction(() => (this.#statements.listEndpoints.all() as WebhookEndpointRow[]).map(rowToWebhookEndpoint))
+    return this.#run(() => list.deferred())
+  }
+
+  async removeWebhookEndpoint (id: number): Promise<boolean> {
+    // the deliveries go with it (ON DELETE CASCADE; the connection enables foreign keys)
+    return this.#run(() => this.#statements.deleteEndpoint.run(id).changes === 1)
+  }
+
+  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date): Promise<boolean> {
+    return this.#run(() => this.#statements.rotateSecret.run(previousUntil.getTime(), secret, id).changes === 1)
+  }
+
+  async enableWebhookEndpoint (id: number): Promise<boolean> {
+    return this.#run(() => this.#statements.enableEndpoint.run(id).changes === 1)
+  }
+
+  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {
+    const ms = now.getTime()
+    return this.#run(() => {
+      const row = this.#statements.claimEndpoint.get(token, ms + leaseMs, ms, ms) as ClaimedWebhookEndpointRow | undefined
+      return row === undefined ? undefined : rowToClaimedWebhookEndpoint(row, now)
+    })
+  }
+
+  async scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number> {
+    const schedule = this.#db.transaction((): number => {
+      const statements = this.#statements
+      const endpoint = statements.findLeasedEndpoint.get(claim.id, claim.leaseToken) as { scheduled_through: number, event_types: string } | undefined
+      if (endpoint === undefined) return 0
+      const wanted = new Set(splitEventTypes(endpoint.event_types))
+      const events = statements.eventsAfter.all(endpoint.scheduled_through, limit) as Array<{ id: number, type: EventType }>
+      let created = 0
+      for (const event of events) {
+        if (wanted.has(event.type)) created += statements.insertDelivery.run(claim.id, event.id).changes
+      }
+      const last = events.at(-1)
+      if (last !== undefined) statements.markScheduled.run(last.id, claim.id)
+      return created
+    })
+    return this.#run(() => schedule.immediate())
+  }
+
+  async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
+    const next = this.#db.transaction((): DueWebhookDelivery | undefined => {
+      const statements = this.#statements
+      if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return undefined
+      const row = statements.nextDueDelivery.get(claim.id, now.getTime()) as DueWebhookDeliveryRow | undefined
+      return row === undefined ? undefined : rowToDueWebhookDelivery(row)
+    })
+    return this.#run(() => next.immediate())
+  }
+
+  async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
+    const ms = now.getTime()
+    const record = this.#db.transaction((): void => {
+      const statements = this.#statements
+      if (outcome.delivered) {
+        // the endpoint's update checks the lease first: a lease taken over is not written through
+        if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
+        return
+      }
+      if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) return
+      if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
+      else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
+    })
+    this.#run(() => record.immediate())
+  }
+
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void> {
+    this.#run(() => this.#statements.releaseEndpoint.run(claim.id, claim.leaseToken))
+  }
+
+  async oldestUndeliveredEventAt (): Promise<Date | undefined> {
+    return this.#run(() => {
+      const ms = this.#statements.oldestUndeliveredEventAt.get() as number | null
+      return ms === null ? undefined : new Date(ms)
+    })
+  }
+
+  #run<T>(operation: () => T): T {
+    try {
+      return operation()
+    } catch (error) {
+      throw toStoreError(error, this.#db.open)
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import type { EventType } from '../../events/event-schemas.js'
+import { rowToEvent, type EventRow } from '../../events/store/event-rows.js'
+import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookEndpointRecord } from './webhook-store.js'
+
+/** A webhook_endpoints row as `list` reads it, with its queue counted; times in ms on both engines. */
+export interface WebhookEndpointRow {
+  id: number
+  name: string
+  url: string
+  event_types: string
+  created_at: number
+  disabled_at: number | null
+  last_success_at: number | null
+  last_failure_at: number | null
+  last_failure: string | null
+  waiting: number
+  failed: number
+}
+
+/** The columns of {@link WebhookEndpointRow}, the endpoint's table named `w`. */
+export const WEBHOOK_ENDPOINT_COLUMNS = 'w.id, w.name, w.url, w.event_types, w.created_at, w.disabled_at, ' +
+  'w.last_success_at, w.last_failure_at, w.last_failure, ' +
+  '(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL) AS waiting, ' +
+  '(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NOT NULL) AS failed'
+
+/** The columns a freshly inserted endpoint returns (no queue yet), in the shape of {@link WebhookEndpointRow}. */
+export const NEW_WEBHOOK_ENDPOINT_COLUMNS = 'id, name, url, event_types, created_at, disabled_at, ' +
+  'last_success_at, last_failure_at, last_failure, 0 AS waiting, 0 AS failed'
+
+/** A webhook_endpoints row as a claim returns it. */
+export interface ClaimedWebhookEndpointRow {
+  id: number
+  url: string
+  event_types: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: number | null
+  lease_token: string
+  failing_since: number | null
+}
+
+/** The columns of {@link ClaimedWebhookEndpointRow}. */
+export const CLAIMED_WEBHOOK_ENDPOINT_COLUMNS = 'id, url, event_types, secret, previous_secret, previous_secret_until, lease_token, failing_since'
+
+/** A delivery with its event (LEFT JOINed: the event columns are null when retention deleted it). */
+export type DueWebhookDeliveryRow = { delivery_event_id: number, attempts: number } & { [column in keyof EventRow]: EventRow[column] | null }
+
+/** The columns of {@link DueWebhookDeliveryRow}, the deliveries named `d` and the events `e`. */
+export const DUE_WEBHOOK_DELIVERY_COLUMNS = 'd.event_id AS delivery_event_id, d.attempts, e.id, e.type, e.occurred_at, e.data'
+
+/** Event types as the event_types column keeps them: comma-separated. */
+export function joinEventTypes (types: readonly EventType[]): string {
+  return types.join(',')
+}
+
+export function splitEventTypes (column: string): EventType[] {
+  return column.split(',').filter((type) => type !== '') as EventType[]
+}
+
+const isoOrNull = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
+
+export function rowToWebhookEndpoint (row: WebhookEndpointRow): WebhookEndpointRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    eventTypes: splitEventTypes(row.event_types),
+    createdAt: new Date(row.created_at).toISOString(),
+    disabledAt: isoOrNull(row.disabled_at),
+    waiting: Number(row.waiting),
+    failed: Number(row.failed),
+    lastSuccessAt: isoOrNull(row.last_success_at),
+    lastFailureAt: isoOrNull(row.last_failure_at),
+    lastFailure: row.last_failure
+  }
+}
+
+/** The claim as of `now`: the previous secret still signs while its rotation window is open. */
+export function rowToClaimedWebhookEndpoint (row: ClaimedWebhookEndpointRow, now: Date): ClaimedWebhookEndpoint {
+  const secrets = [row.secret]
+  if (row.previous_secret !== null && row.previous_secret_until !== null && row.previous_secret_until > now.getTime()) secrets.push(row.previous_secret)
+  return {
+    id: row.id,
+    url: row.url,
+    eventTypes: splitEventTypes(row.event_types),
+    secrets,
+    leaseToken: row.lease_token,
+    failingSince: row.failing_since
+  }
+}
+
+export function rowToDueWebhookDelivery (row: DueWebhookDeliveryRow): DueWebhookDelivery {
+  return {
+    eventId: row.delivery_event_id,
+    attempts: row.attempts,
+    event: row.id === null ? undefined : rowToEvent(row as EventRow)
+  }
+}

@@ -1,0 +1,85 @@
+import type { Event, EventType } from '../../events/event-schemas.js'
+
+/** An endpoint to register: where to send which events, and the secret that signs them. */
+export interface NewWebhookEndpoint {
+  name: string
+  url: string
+  eventTypes: readonly EventType[]
+  /** `whsec_<base64>`, the Standard Webhooks form. */
+  secret: string
+}
+
+/** An endpoint as `webhooks list` shows it: never its secret. */
+export interface WebhookEndpointRecord {
+  id: number
+  name: string
+  url: string
+  eventTypes: EventType[]
+  createdAt: string
+  disabledAt: string | null
+  /** Deliveries not yet made nor given up. */
+  waiting: number
+  /** Deliveries given up after the whole retry schedule. */
+  failed: number
+  lastSuccessAt: string | null
+  lastFailureAt: string | null
+  /** The last failure: the status a receiver answered, or the error (never a secret). */
+  lastFailure: string | null
+}
+
+/** An endpoint one instance holds the lease of, with what it needs to deliver. */
+export interface ClaimedWebhookEndpoint {
+  id: number
+  url: string
+  eventTypes: EventType[]
+  /** The secrets that sign each request: the current one, and during a rotation the previous one. */
+  secrets: string[]
+  /** The lease's token: every write under the lease names it, so a lease taken over is not written through. */
+  leaseToken: string
+  /** The first failure since the last success (ms), or null: an endpoint failing for long is disabled. */
+  failingSince: number | null
+}
+
+/** The oldest delivery of an endpoint that is due, with its event (undefined when retention deleted it). */
+export interface DueWebhookDelivery {
+  eventId: number
+  /** Attempts made so far. */
+  attempts: number
+  event: Event | undefined
+}
+
+/** What one attempt came to. */
+export type WebhookAttemptOutcome =
+  | { delivered: true }
+  /** `retryAt` undefined: the schedule is exhausted and the delivery is given up. `disable`: the endpoint has failed for too long. */
+  | { delivered: false, error: string, retryAt: Date | undefined, disable: boolean }
+
+/**
+ * The webhook endpoints and their delivery queue, kept in the store beside the pets (never only in
+ * memory), on the connection the {@link PetStore} holds. Safe for every instance at once: an endpoint is
+ * delivered to by the one instance that holds its lease.
+ */
+export interface WebhookStore {
+  /** Registers an endpoint; only events recorded after this call are sent to it. */
+  createWebhookEndpoint (endpoint: NewWebhookEndpoint, now: Date): Promise<WebhookEndpointRecord>
+  listWebhookEndpoints (): Promise<WebhookEndpointRecord[]>
+  /** Deletes an endpoint and its queue; false when no endpoint has this id. */
+  removeWebhookEndpoint (id: number): Promise<boolean>
+  /** Signs with `secret` from now on, and with the current secret too until `previousUntil`; false when no endpoint has this id. */
+  rotateWebhookSecret (id: number, secret: string, previousUntil: Date): Promise<boolean>
+  /** Re-enables a disabled endpoint (its failure streak forgotten); false when no endpoint has this id. */
+  enableWebhookEndpoint (id: number): Promise<boolean>
+
+  /** Takes the lease of an enabled endpoint with work to do (events to schedule or a due delivery) that nobody holds. */
+  claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined>
+  /** Creates the deliveries of the events recorded since the endpoint's last schedule that it asked for; returns how many. */
+  scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number>
+  /** The due delivery with the smallest event id, and renews the lease to `now + leaseMs`. */
+  nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined>
+  /** Records an attempt: a delivered one is removed from the queue; a failed one waits for `retryAt`, or is given up. */
+  recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void>
+  /** Gives the lease back, so another instance (or this one) may take the endpoint at once. */
+  releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void>
+  /** When the oldest event still waiting for a delivery (made or not yet scheduled) occurred; undefined when none waits. */
+  oldestUndeliveredEventAt (): Promise<Date | undefined>
+}

@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../../infra/runtime/clock.js'
+import type { WebhookSettings } from '../../infra/config/config.js'
+import type { Metrics } from '../../infra/metrics/metrics.js'
+import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookStore } from './store/webhook-store.js'
+import type { AttemptResult, WebhookSender } from './webhook-sender.js'
+
+/** How often an idle instance looks for endpoints with work: the longest a new event waits before its first attempt. */
+export const WEBHOOK_POLL_INTERVAL_MS = 250
+/** An endpoint failing without a single success for this long is disabled. */
+export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
+// events scheduled per claim: a long backlog is scheduled in steps, between attempts
+const SCHEDULE_BATCH = 100
+// on SIGTERM, attempts in flight get this long to finish before they are cut off (and retried later)
+const STOP_GRACE_MS = 5_000
+// after the store failed a look for work: no look (and no log line) for this long, rather than four a second
+const STORE_FAILURE_PAUSE_MS = 5_000
+// up to this much more than each scheduled delay, so retries of many deliveries do not arrive in lockstep
+const JITTER = 0.1
+
+export interface DispatcherOptions {
+  store: WebhookStore
+  sender: WebhookSender
+  settings: WebhookSettings
+  clock: Clock
+  log: FastifyBaseLogger
+  metrics: Metrics
+}
+
+/**
+ * Delivers webhooks from the queue in the store: every instance runs one, each takes endpoints by a lease
+ * (one instance per endpoint at a time, so one endpoint's deliveries go out in event-id order), at most
+ * `WEBHOOK_CONCURRENCY` endpoints at once. A failed attempt is retried on the schedule; a slow or dead
+ * endpoint holds one slot and nothing else: the API's requests never wait for a delivery.
+ */
+export class WebhookDispatcher {
+  readonly #options: DispatcherOptions
+  // renewed before each attempt and twice as long as one can take, so a live holder keeps it; a dead
+  // holder's endpoint is taken over once it runs out
+  readonly #leaseMs: number
+  readonly #running = new Set<Promise<void>>()
+  readonly #abort = new AbortController()
+  #timer: NodeJS.Timeout | undefined
+  #filling = false
+  #stopped = false
+  #pausedUntil = 0
+
+  constructor (options: DispatcherOptions) {
+    this.#options = options
+    this.#leaseMs = 2 * options.settings.timeoutMs + 5_000
+  }
+
+  start (): void {
+    this.#timer = setInterval(() => { this.#fill() }, WEBHOOK_POLL_INTERVAL_MS).unref()
+    this.#fill()
+  }
+
+  /** Takes no more endpoints, lets attempts in flight finish for a while, then cuts them off; leases are given back. */
+  async stop (): Promise<void> {
+    this.#stopped = true
+    clearInterval(this.#timer)
+    const drained = Promise.allSettled([...this.#running])
+    const grace = delay(STOP_GRACE_MS, undefined, { ref: false })
+    await Promise.race([drained, grace])
+    this.#abort.abort()
+    await drained
+    await this.#options.sender.close()
+  }
+
+  /** Claims endpoints with work while slots are free; each is served in the background. */
+  #fill (): void {
+    if (this.#filling || this.#stopped || this.#options.clock.now() < this.#pausedUntil) return
+    this.#filling = true
+    this.#claimWhileFree().catch((error: unknown) => {
+      this.#pausedUntil = this.#options.clock.now() + STORE_FAILURE_PAUSE_MS
+      if (!this.#stopped) this.#options.log.warn({ err: error }, `could not look for webhook deliveries; trying again in ${STORE_FAILURE_PAUSE_MS / 1000} s`)
+    }).finally(() => { this.#filling = false })
+  }
+
+  async #claimWhileFree (): Promise<void> {
+    const { store, settings, clock } = this.#options
+    while (!this.#stopped && this.#running.size < settings.concurrency) {
+      const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'))
+      if (claim === undefined) return
+      const serving = this.#serve(claim).catch((error: unknown) => {
+        this.#options.log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
+      }).finally(() => {
+        this.#running.delete(serving)
+        this.#fill()
+      })
+      this.#running.add(serving)
+    }
+  }
+
+  /** Delivers an endpoint's due deliveries in event-id order until none is due, one fails, or the dispatcher stops. */
+  async #serve (claim: ClaimedWebhookEndpoint): Promise<void> {
+    const { store, clock } = this.#options
+    try {
+      await store.scheduleWebhookDeliveries(claim, SCHEDULE_BATCH)
+      while (!this.#stopped) {
+        const due = await store.nextDueWebhookDelivery(claim, new Date(clock.now()), this.#leaseMs)
+        if (due === undefined) return
+        const outcome = await this.#attempt(claim, due)
+        // cut off by shutdown: not an answer of the endpoint; the delivery stays due and is retried
+        if (outcome === undefined) return
+        await store.recordWebhookAttempt(claim, due.eventId, outcome, new Date(clock.now()))
+        if (!outcome.delivered) return
+      }
+    } finally {
+      await store.releaseWebhookEndpoint(claim)
+    }
+  }
+
+  async #attempt (claim: ClaimedWebhookEndpoint, due: DueWebhookDelivery): Promise<WebhookAttemptOutcome | undefined> {
+    const { sender, clock, log, metrics } = this.#options
+    const attempt = due.attempts + 1
+    const context = { endpointId: claim.id, eventId: due.eventId, attempt }
+    if (due.event === undefined) {
+      log.warn(context, 'webhook delivery given up: its event is no longer retained')
+      metrics.webhookDeliveries.inc({ outcome: 'failed', endpoint_id: String(claim.id) })
+      return { delivered: false, error: 'the event is no longer retained', retryAt: undefined, disable: false }
+    }
+    const event = due.event
+    const started = clock.now()
+    // loaded with the first attempt, not at start: without tracing its spans are no-ops, and most instances never deliver
+    const { SpanStatusCode, trace } = await import('@opentelemetry/api')
+    const result = await trace.getTracer('petstore').startActiveSpan('webhook.deliver', {
+      attributes: { 'petstore.webhook.endpoint_id': claim.id, 'petstore.event.id': event.id, 'petstore.webhook.attempt': attempt }
+    }, async (span): Promise<AttemptResult> => {
+      try {
+        const sent = await sender.send({ url: claim.url, event, secrets: claim.secrets }, new Date(started), this.#abort.signal)
+        if (sent.status !== undefined) span.setAttribute('http.response.status_code', sent.status)
+        if (!sent.delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: sent.error })
+        return sent
+      } finally {
+        span.end()
+      }
+    })
+    if (this.#abort.signal.aborted && !result.delivered) return undefined
+    const now = clock.now()
+    const seconds = (now - started) / 1000
+    if (result.delivered) {
+      log.info({ ...context, status: result.status, durationMs: now - started }, 'webhook delivered')
+      metrics.webhookDeliveries.inc({ outcome: 'delivered', endpoint_id: String(claim.id) })
+      metrics.webhookDeliveryDuration.observe({ outcome: 'delivered' }, seconds)
+      return { delivered: true }
+    }
+    const retryAt = this.#retryTime(due.attempts, now)
+    const disable = claim.failingSince !== null && now - claim.failingSince >= WEBHOOK_DISABLE_AFTER_MS
+    const outcome = retryAt === undefined ? 'failed' : 'retrying'
+    log[outcome === 'failed' ? 'warn' : 'info']({ ...context, error: result.error, retryAt: retryAt?.toISOString(), disabled: disable, durationMs: now - started },
+      outcome === 'failed' ? 'webhook delivery failed for good: the retry schedule is exhausted' : 'webhook delivery failed; retrying later')
+    metrics.webhookDeliveries.inc({ outcome, endpoint_id: String(claim.id) })
+    metrics.webhookDeliveryDuration.observe({ outcome }, seconds)
+    return { delivered: false, error: result.error, retryAt, disable }
+  }
+
+  /** When to try again after `previousAttempts + 1` failed attempts: the schedule's delay, with jitter; undefined once it is exhausted. */
+  #retryTime (previousAttempts: number, now: number): Date | undefined {
+    const delayMs = this.#options.settings.retryScheduleMs[previousAttempts]
+    return delayMs === undefined ? undefined : new Date(now + delayMs * (1 + Math.random() * JITTER))
+  }
+}

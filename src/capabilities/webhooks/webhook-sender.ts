@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
+import { join } from 'node:path'
+import type { Agent, request } from 'undici'
+import type { WebhookSettings } from '../../infra/config/config.js'
+import { INSTALL_ROOT } from '../../infra/runtime/install-root.js'
+import { stringifyJson } from '../../infra/json/exact-json.js'
+import type { Event } from '../events/event-schemas.js'
+import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
+import { signWebhook } from './signature.js'
+
+/** Most of a receiver's answer read: its body is not used, only drained so the connection can be reused. */
+export const RESPONSE_BODY_LIMIT_BYTES = 64 * 1024
+
+const VERSION = (JSON.parse(readFileSync(join(INSTALL_ROOT, 'package.json'), 'utf8')) as { version: string }).version
+/** The `User-Agent` of every webhook request. */
+export const WEBHOOK_USER_AGENT = `petstore-webhooks/${VERSION}`
+
+/** What one attempt came to: delivered (a 2xx), or why not (the status, or the error's code). */
+export type AttemptResult = { delivered: true, status: number } | { delivered: false, status?: number, error: string }
+
+/** One endpoint's request, ready to send. */
+export interface WebhookRequest {
+  url: string
+  event: Event
+  secrets: readonly string[]
+}
+
+/** The undici pieces a sender uses, loaded with its first delivery. */
+interface UndiciClient {
+  agent: Agent
+  request: typeof request
+}
+
+/**
+ * Sends webhook requests over undici with the safety a sender owes its operator: no redirects, a time
+ * limit for the whole attempt, at most 64 KiB of an answer read, and, unless private networks are
+ * allowed, connections only to public addresses, checked on the address actually connected to.
+ */
+export class WebhookSender {
+  // undici is loaded with the first delivery: most instances have no endpoint, and loading it was a
+  // tenth of start-up (docs/performance.md)
+  #client: Promise<UndiciClient> | undefined
+  readonly #settings: WebhookSettings
+
+  constructor (settings: WebhookSettings) {
+    this.#settings = settings
+  }
+
+  async #connect (): Promise<UndiciClient> {
+    const undici = await import('undici')
+    const settings = this.#settings
+    const agent = new undici.Agent({
+      connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup }) },
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+      // a slow endpoint holds its connections, never more than a few
+      connections: 4
+    })
+    return { agent, request: undici.request }
+  }
+
+  /** POSTs the event, signed, and says how it went; never throws. `signal` aborts it (shutdown). */
+  async send ({ url, event, secrets }: WebhookRequest, now: Date, signal: AbortSignal): Promise<AttemptResult> {
+    const target = new URL(url)
+    const host = hostOf(target)
+    // an address literal is connected to without a look-up, so the guard on the look-up never sees it
+    if (!this.#settings.allowPrivateNetworks && isIP(host) !== 0 && isPrivateAddress(host)) {
+      return { delivered: false, error: `refused: ${host} is a private address` }
+    }
+    if (target.protocol !== 'https:' && !(target.protocol === 'http:' && this.#settings.allowHttp)) {
+      return { delivered: false, error: `refused: ${target.protocol} URLs are not allowed` }
+    }
+    const id = String(event.id)
+    const timestamp = Math.floor(now.getTime() / 1000)
+    // int64 values beyond 2^53 digit for digit, as the feed writes them
+    const body = stringifyJson(event)
+    try {
+      const { agent, request } = await (this.#client ??= this.#connect())
+      const answer = await request(target, {
+        method: 'POST',
+        dispatcher: agent,
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': WEBHOOK_USER_AGENT,
+          'webhook-id': id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(secrets, id, timestamp, body)
+        },
+        signal: AbortSignal.any([signal, AbortSignal.timeout(this.#settings.timeoutMs)])
+      })
+      await drain(answer.body)
+      const { statusCode } = answer
+      return statusCode >= 200 && statusCode < 300 ? { delivered: true, status: statusCode } : { delivered: false, status: statusCode, error: `answered ${statusCode}` }
+    } catch (error) {
+      return { delivered: false, error: describeError(error) }
+    }
+  }
+
+  async close (): Promise<void> {
+    const client = this.#client
+    if (client !== undefined) await (await client).agent.destroy()
+  }
+}
+
+/** Reads at most {@link RESPONSE_BODY_LIMIT_BYTES} of an answer, then drops the rest with the connection. */
+async function drain (body: AsyncIterable<Buffer> & { destroy: () => unknown }): Promise<void> {
+  let read = 0
+  for await (const chunk of body) {
+    read += chunk.length
+    if (read >= RESPONSE_BODY_LIMIT_BYTES) {
+      body.destroy()
+      return
+    }
+  }
+}
+
+/** A failure in words for logs and `webhooks list`: the error's code (ECONNREFUSED, UND_ERR_…), never a URL's secrets. */
+function describeError (error: unknown): string {
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current.name === 'TimeoutError' || current.name === 'HeadersTimeoutError' || current.name === 'BodyTimeoutError') return 'timed out'
+    if (current.name === 'WebhookAddressError') return `refused: ${current.message}`
+    const code = (current as NodeJS.ErrnoException).code
+    if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') return code
+    current = current.cause
+  }
+  return error instanceof Error ? error.name : 'failed'
+}

@@ -1,0 +1,84 @@
+import type { WebhookSettings } from '../../infra/config/config.js'
+import { EVENT_TYPES, PetCreatedEventSchema, PetUpdatedEventSchema, type EventType } from '../events/event-schemas.js'
+import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-sender.js'
+
+const SCHEMA_OF: Record<EventType, { $id?: string, examples?: unknown }> = { 'pet.created': PetCreatedEventSchema, 'pet.updated': PetUpdatedEventSchema }
+const OPERATION_ID_OF: Record<EventType, string> = { 'pet.created': 'petCreatedWebhook', 'pet.updated': 'petUpdatedWebhook' }
+
+/** The request headers of every webhook (Standard Webhooks), as OpenAPI header parameters. */
+function headerParameters (): unknown[] {
+  return [
+    {
+      name: 'webhook-id',
+      in: 'header',
+      required: true,
+      description: 'The event\'s `id`: the same on every retry of this event, so a receiver deduplicates by it.',
+      schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$', maxLength: 16 },
+      example: '42'
+    },
+    {
+      name: 'webhook-timestamp',
+      in: 'header',
+      required: true,
+      description: 'When this attempt was sent, in seconds since the epoch; signed, so a receiver can refuse old replays (the Standard Webhooks libraries allow 5 minutes).',
+      schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12 },
+      example: '1795000000'
+    },
+    {
+      name: 'webhook-signature',
+      in: 'header',
+      required: true,
+      description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint\'s secret (the base64 after `whsec_`); ' +
+        'during a secret rotation two, space-separated: the new secret\'s and the old one\'s. Verify it with any Standard Webhooks library before trusting the body.',
+      schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]{44}( v1,[A-Za-z0-9+/=]{44})?$', maxLength: 200 },
+      example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4='
+    },
+    {
+      name: 'User-Agent',
+      in: 'header',
+      required: true,
+      description: 'The sender.',
+      schema: { type: 'string', enum: [WEBHOOK_USER_AGENT], maxLength: 100 },
+      example: WEBHOOK_USER_AGENT
+    }
+  ]
+}
+
+function describeDelivery (settings: WebhookSettings): string {
+  const schedule = settings.retryScheduleMs.map((ms) => ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`)
+  return 'Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, ' +
+    'as the feed\'s Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within ' +
+    `${settings.timeoutMs / 1000} s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried ` +
+    `after ${schedule.join(', ')} (each with up to 10 % jitter), then given up. Redirects are not followed; at most ${RESPONSE_BODY_LIMIT_BYTES / 1024} KiB of an answer is read. ` +
+    'Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. ' +
+    'Deliveries to one endpoint are attempted in id order while it answers; after a failure later events go on while the failed one waits for its retry, ' +
+    'so order by the event `id`, not by arrival.'
+}
+
+/**
+ * The document's top-level `webhooks` (OpenAPI 3.1): what receivers get, one entry per event type,
+ * with its headers and payload, marked beta like the feed.
+ */
+export function webhooksDocument (settings: WebhookSettings): Record<string, unknown> {
+  return Object.fromEntries(EVENT_TYPES.map((type) => [type, {
+    post: {
+      operationId: OPERATION_ID_OF[type],
+      tags: ['events'],
+      summary: `A \`${type}\` event, pushed to a registered endpoint (beta)`,
+      description: describeDelivery(settings),
+      'x-stability': 'beta',
+      // receivers authenticate the sender by the signature, not by a key of this API
+      security: [],
+      parameters: headerParameters(),
+      requestBody: {
+        required: true,
+        description: 'The event, exactly as `listEvents` returns it.',
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${SCHEMA_OF[type].$id ?? ''}` }, example: (SCHEMA_OF[type].examples as unknown[])[0] } }
+      },
+      responses: {
+        '2XX': { description: 'Delivered: any 2xx status; the body is ignored.' },
+        default: { description: 'Not delivered: retried on the schedule, then given up.' }
+      }
+    }
+  }]))
+}

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { Database } from '../../src/infra/database/sqlite/driver.js'
+import { bearer, listAllPetsOver, strongApiKey } from '../helpers/live-server.js'
+import { childEnv, runCli, serverProcesses } from '../helpers/processes.js'
+import { tempDir } from '../helpers/temp-dir.js'
+
+/** The ids of the pets in a SQLite file, and its integrity verdict, read directly. */
+function readBackup (file: string): { ids: Set<number>, integrity: string } {
+  const db = new Database(file, { readonly: true, fileMustExist: true })
+  try {
+    const ids = new Set((db.prepare('SELECT id FROM pets').all() as Array<{ id: number }>).map((row) => row.id))
+    return { ids, integrity: String(db.pragma('integrity_check', { simple: true })) }
+  } finally {
+    db.close()
+  }
+}
+
+describe('backup and restore (sqlite)', () => {
+  test('When pets are created throughout a backup, then it holds every pet acknowledged before it began, passes integrity_check, and restores them', async (t) => {
+    const servers = serverProcesses(t)
+    const dir = await tempDir(t)
+    const apiKey = strongApiKey()
+    const env = { DATA_DIR: dir, PETSTORE_API_KEYS: apiKey, RATE_LIMIT_MAX: '0' }
+    const server = await servers.start(env)
+    const cliEnv = childEnv({ DATA_DIR: dir, LOG_LEVEL: 'silent' })
+    const acknowledged: number[] = []
+    const creating = new AbortController()
+    const createPets = async (): Promise<void> => {
+      while (!creating.signal.aborted) {
+        const res = await fetch(`${server.baseUrl}/v1/pets`, {
+          method: 'POST',
+          headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 })
+        })
+        assert.equal(res.status, 201)
+        acknowledged.push((await res.json() as { id: number }).id)
+      }
+    }
+    const writers = Array.from({ length: 4 }, createPets)
+    while (acknowledged.length < 200) await new Promise((resolve) => setTimeout(resolve, 10))
+
+    const before = [...acknowledged]
+    const backupFile = join(dir, 'backups', 'petstore-backup.db')
+    const backup = await runCli(['backup', backupFile], cliEnv)
+    const createdDuringBackup = acknowledged.length - before.length
+    creating.abort()
+    await Promise.all(writers)
+
+    assert.equal(backup.code, 0, backup.stderr)
+    assert.match(backup.stdout, /integrity_check: ok/)
+    assert.ok(createdDuringBackup > 0, 'no create was acknowledged while the backup ran: the test proves nothing')
+    const saved = readBackup(backupFile)
+    assert.equal(saved.integrity, 'ok')
+    const missing = before.filter((id) => !saved.ids.has(id))
+    assert.deepEqual(missing, [], `${missing.length} pets acknowledged before the backup began are not in it`)
+    assert.deepEqual((await readdir(join(dir, 'backups'))), ['petstore-backup.db'], 'a partial file was left beside the backup')
+
+    const refused = await runCli(['restore', backupFile], cliEnv)
+    assert.equal(refused.code, 1, refused.stdout)
+    assert.match(refused.stderr, /open in another process/)
+    assert.equal((await listAllPetsOver(server.baseUrl, apiKey)).length, acknowledged.length, 'a refused restore changed the database')
+
+    assert.equal((await server.stop()).code, 0)
+    const restored = await runCli(['restore', backupFile], cliEnv)
+    assert.equal(restored.code, 0, restored.stderr)
+    const keptAs = /kept as (\S+)$/m.exec(restored.stdout)?.[1]
+    assert.ok(keptAs !== undefined && existsSync(keptAs), `the replaced database was not kept: ${restored.stdout}`)
+    assert.equal(readBackup(keptAs).ids.size, acknowledged.length)
+
+    const again = await servers.start(env)
+    const pets = await listAllPetsOver(again.baseUrl, apiKey)
+    assert.deepEqual(new Set(pets.map((pet) => pet.id)), saved.ids)
+  })
+
+  test('When the file to restore is not a petstore database, then restore exits 1 and the database is left alone', async (t) => {
+    const dir = await tempDir(t)
+    const env = childEnv({ DATA_DIR: dir, LOG_LEVEL: 'silent' })
+    assert.equal((await runCli(['migrate'], env)).code, 0)
+    await writeFile(join(dir, 'junk.db'), 'not a database')
+
+    const result = await runCli(['restore', join(dir, 'junk.db')], env)
+
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /nothing was changed/)
+    assert.deepEqual((await readdir(dir)).filter((name) => name.includes('before-restore') || name.includes('restoring')), [])
+  })
+})
+
+describe('backup and restore (PostgreSQL)', () => {
+  for (const command of ['backup', 'restore']) {
+    test(`When ${command} is asked of a PostgreSQL store, then it exits 2 and points at pg_dump and PITR`, async () => {
+      const result = await runCli([command, '/tmp/never-written.db'], childEnv({ DATABASE_URL: 'postgres://petstore@127.0.0.1:1/petstore', LOG_LEVEL: 'silent' }))
+
+      assert.equal(result.code, 2)
+      assert.match(result.stderr, /pg_dump/)
+      assert.match(result.stderr, /PITR/)
+    })
+  }
+})

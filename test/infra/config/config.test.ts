@@ -1,0 +1,288 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { ConfigError, INSTALL_ROOT, loadConfig } from '../../../src/infra/config/config.js'
+
+function configError (env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env, '/srv/petstore')
+  } catch (error) {
+    assert.ok(error instanceof ConfigError)
+    return error
+  }
+  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`)
+}
+
+describe('loadConfig', () => {
+  test('When nothing is set, then the documented defaults apply', () => {
+    const config = loadConfig({}, '/srv/petstore')
+
+    assert.deepEqual(config, {
+      port: 8080,
+      host: '127.0.0.1',
+      database: { kind: 'sqlite', path: '/srv/petstore/data/petstore.db' },
+      dataDir: '/srv/petstore/data',
+      apiKeys: [],
+      readApiKeys: [],
+      publicBaseUrl: 'http://127.0.0.1:8080/v1',
+      stagingBaseUrl: undefined,
+      logLevel: 'info',
+      apiKeyCacheMs: 0,
+      rateLimitMax: 6000,
+      rateLimitWindowMs: 60_000,
+      authFailureLimit: 20,
+      redisUrl: undefined,
+      corsOrigins: [],
+      metricsPort: undefined,
+      trustProxy: false,
+      workers: 1,
+      tracing: undefined,
+      eventRetentionDays: 30,
+      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 8, allowHttp: false, allowPrivateNetworks: false }
+    })
+    assert.ok(Object.isFrozen(config))
+  })
+
+  test('When every variable is set, then each is parsed', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/petstore',
+      DATABASE_URL: 'sqlite:/var/lib/petstore/pets.db',
+      PETSTORE_API_KEYS: 'key-one, key-two,key-one',
+      PETSTORE_READ_API_KEYS: 'read-one,read-two',
+      PUBLIC_BASE_URL: 'https://api.example.com/v1/',
+      STAGING_BASE_URL: 'https://staging.example.com/petstore/v1',
+      LOG_LEVEL: 'WARN',
+      API_KEY_CACHE_SECONDS: '3',
+      RATE_LIMIT_MAX: '100',
+      RATE_LIMIT_WINDOW: '10',
+      AUTH_FAILURE_LIMIT: '5',
+      REDIS_URL: 'redis://:s3cret@cache.internal:6379/2',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,https://app.example.com',
+      METRICS_PORT: '9100',
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
+      WORKERS: '4',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SDK_DISABLED: 'false',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      EVENT_RETENTION_DAYS: '7',
+      WEBHOOK_TIMEOUT_MS: '2500',
+      WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1d',
+      WEBHOOK_CONCURRENCY: '2',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'TRUE'
+    }, '/srv/petstore')
+
+    assert.deepEqual(config, {
+      port: 9000,
+      host: '0.0.0.0',
+      database: { kind: 'sqlite', path: '/var/lib/petstore/pets.db' },
+      dataDir: '/var/lib/petstore',
+      apiKeys: ['key-one', 'key-two'],
+      readApiKeys: ['read-one', 'read-two'],
+      publicBaseUrl: 'https://api.example.com/v1',
+      stagingBaseUrl: 'https://staging.example.com/petstore/v1',
+      logLevel: 'warn',
+      apiKeyCacheMs: 3000,
+      rateLimitMax: 100,
+      rateLimitWindowMs: 10_000,
+      authFailureLimit: 5,
+      redisUrl: 'redis://:s3cret@cache.internal:6379/2',
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      metricsPort: 9100,
+      trustProxy: '10.0.0.0/8, 192.168.1.1',
+      workers: 4,
+      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
+      eventRetentionDays: 7,
+      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true }
+    })
+  })
+
+  test('When RATE_LIMIT_MAX is 0 or TRUST_PROXY names hops, then limiting is off and the hops are counted', () => {
+    assert.equal(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimitMax, 0)
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+    assert.deepEqual(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*'])
+  })
+
+  test('When EVENT_RETENTION_DAYS is outside 1 to 3650 or not an integer, then the error names it and its range', () => {
+    for (const value of ['0', '3651', '1.5', '-1', 'week']) {
+      const error = configError({ EVENT_RETENTION_DAYS: value })
+      assert.equal(error.variable, 'EVENT_RETENTION_DAYS')
+      assert.match(error.message, /must be an integer from 1 to 3650/)
+    }
+    assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '3650' }).eventRetentionDays, 3650)
+  })
+
+  test('When a WEBHOOK_ variable is wrong, then the error names it and what it must be', () => {
+    const cases: Array<[Record<string, string>, string, RegExp]> = [
+      [{ WEBHOOK_RETRY_SCHEDULE: '5s,soon' }, 'WEBHOOK_RETRY_SCHEDULE', /got "soon"/],
+      [{ WEBHOOK_RETRY_SCHEDULE: '8d' }, 'WEBHOOK_RETRY_SCHEDULE', /1ms to 7d/],
+      [{ WEBHOOK_RETRY_SCHEDULE: '0s' }, 'WEBHOOK_RETRY_SCHEDULE', /got "0s"/],
+      [{ WEBHOOK_TIMEOUT_MS: '50' }, 'WEBHOOK_TIMEOUT_MS', /from 100 to 60000/],
+      [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY', /from 1 to 256/],
+      [{ WEBHOOK_ALLOW_HTTP: 'yes' }, 'WEBHOOK_ALLOW_HTTP', /must be true or false/],
+      [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', /must be true or false/]
+    ]
+    for (const [env, variable, message] of cases) {
+      const error = configError(env)
+      assert.equal(error.variable, variable)
+      assert.match(error.message, message)
+    }
+  })
+
+  test('When REDIS_URL holds a password and is wrong, then the error does not repeat it', () => {
+    const error = configError({ REDIS_URL: 'memcached://:s3cret@cache/0' })
+
+    assert.equal(error.variable, 'REDIS_URL')
+    assert.doesNotMatch(error.message, /s3cret/)
+  })
+
+  test('When DATABASE_URL is postgres:// or postgresql://, then the pool settings and a 5 s key cache apply', () => {
+    for (const url of ['postgres://petstore:s3cret@db.internal:5432/petstore', 'postgresql://db.internal/petstore?sslmode=require']) {
+      const config = loadConfig({ DATABASE_URL: url })
+
+      assert.deepEqual(config.database, { kind: 'postgres', url, poolSize: 10, timeoutMs: 2000 })
+      assert.equal(config.apiKeyCacheMs, 5000)
+    }
+    const tuned = loadConfig({ DATABASE_URL: 'postgres://db/petstore', DATABASE_POOL_SIZE: '25', DATABASE_TIMEOUT_MS: '500', API_KEY_CACHE_SECONDS: '0' })
+    assert.deepEqual(tuned.database, { kind: 'postgres', url: 'postgres://db/petstore', poolSize: 25, timeoutMs: 500 })
+    assert.equal(tuned.apiKeyCacheMs, 0)
+  })
+
+  test('When DATABASE_URL holds a password and is wrong, then the error does not repeat it', () => {
+    const error = configError({ DATABASE_URL: 'mysql://petstore:s3cret@db/petstore' })
+
+    assert.doesNotMatch(error.message, /s3cret/)
+  })
+
+  test('When DATABASE_URL is sqlite::memory: or a relative path, then it is understood, the path relative to the installation', () => {
+    assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database, { kind: 'sqlite-memory' })
+    assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:pets.db' }, '/srv').database, { kind: 'sqlite', path: '/srv/pets.db' })
+  })
+
+  test('When an OTLP endpoint is set, then traces go to its /v1/traces, unless the traces endpoint is set or the SDK is disabled', () => {
+    const everyTrace = { name: 'parentbased_always_on', parentBased: true, ratio: 1 }
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, { tracesUrl: 'http://collector:4318/v1/traces', sampler: everyTrace })
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector/otlp/' }).tracing, { tracesUrl: 'https://collector/otlp/v1/traces', sampler: everyTrace })
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' }).tracing,
+      { tracesUrl: 'http://b:4318/traces', sampler: everyTrace })
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing, undefined)
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).tracing, undefined)
+  })
+
+  test('When OTEL_TRACES_SAMPLER and its argument are set, then the sampler is understood as the specification names it, a ratio defaulting to 1', () => {
+    const samplerOf = (env: Record<string, string>): unknown => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', ...env }).tracing?.sampler
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }), { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.1 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '.5' }), { name: 'traceidratio', parentBased: false, ratio: 0.5 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'traceidratio' }), { name: 'traceidratio', parentBased: false, ratio: 1 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }), { name: 'parentbased_traceidratio', parentBased: true, ratio: 0 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'Always_Off' }), { name: 'always_off', parentBased: false, ratio: 0 })
+    assert.deepEqual(samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }), { name: 'parentbased_always_off', parentBased: true, ratio: 0 })
+  })
+
+  test('When DATABASE_URL is unset, then the file is under the installation, not under the current directory', () => {
+    const config = loadConfig({})
+
+    assert.deepEqual(config.database, { kind: 'sqlite', path: join(INSTALL_ROOT, 'data', 'petstore.db') })
+    assert.ok(existsSync(join(INSTALL_ROOT, 'package.json')), `${INSTALL_ROOT} is not the installation's root`)
+  })
+
+  test('When DATA_DIR is set and DATABASE_URL is not, then the store is petstore.db in it; a relative DATA_DIR is under the installation', () => {
+    assert.deepEqual(loadConfig({ DATA_DIR: '/var/lib/petstore' }).database, { kind: 'sqlite', path: '/var/lib/petstore/petstore.db' })
+    assert.equal(loadConfig({ DATA_DIR: '/var/lib/petstore/' }).dataDir, '/var/lib/petstore')
+    assert.equal(loadConfig({ DATA_DIR: 'state' }, '/srv').dataDir, '/srv/state')
+    assert.equal(loadConfig({}).dataDir, join(INSTALL_ROOT, 'data'))
+  })
+
+  test('When DATA_DIR and DATABASE_URL are both set, then DATABASE_URL names the store', () => {
+    assert.deepEqual(loadConfig({ DATA_DIR: '/var/lib/petstore', DATABASE_URL: 'sqlite:/srv/pets.db' }).database, { kind: 'sqlite', path: '/srv/pets.db' })
+  })
+
+  test('When WORKERS is 1 to 64 on a store every process can open, then that many workers are asked for', () => {
+    assert.equal(loadConfig({ WORKERS: '1' }).workers, 1)
+    assert.equal(loadConfig({ WORKERS: ' 64 ' }).workers, 64)
+    assert.equal(loadConfig({ WORKERS: '2', DATABASE_URL: 'postgres://db/petstore' }).workers, 2)
+    // one process on a private in-memory store is the default, and stays allowed
+    assert.equal(loadConfig({ WORKERS: '1', DATABASE_URL: 'sqlite::memory:' }).workers, 1)
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).workers, 1)
+  })
+
+  test('When WORKERS is above 1 with DATABASE_URL=sqlite::memory:, then the error names WORKERS: each worker would have a store of its own', () => {
+    const error = configError({ WORKERS: '2', DATABASE_URL: 'sqlite::memory:' })
+
+    assert.equal(error.variable, 'WORKERS')
+    assert.ok(error.message.startsWith('WORKERS '))
+    assert.match(error.message, /sqlite::memory:/)
+    assert.doesNotMatch(error.message, /\n/)
+  })
+
+  test('When the host is 0.0.0.0, then the default base URL uses localhost', () => {
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '3000' }).publicBaseUrl, 'http://localhost:3000/v1')
+  })
+
+  const wrong: Array<[string, Record<string, string>]> = [
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['PORT', { PORT: '-1' }],
+    ['HOST', { HOST: 'http://x' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://db/pets' }],
+    ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://db host/pets' }],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: 'ten' }],
+    ['DATABASE_TIMEOUT_MS', { DATABASE_TIMEOUT_MS: '99' }],
+    ['DATABASE_TIMEOUT_MS', { DATABASE_TIMEOUT_MS: '2s' }],
+    ['API_KEY_CACHE_SECONDS', { API_KEY_CACHE_SECONDS: '11' }],
+    ['API_KEY_CACHE_SECONDS', { API_KEY_CACHE_SECONDS: '-1' }],
+    ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'good-key,,other' }],
+    ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'has space' }],
+    ['PETSTORE_READ_API_KEYS', { PETSTORE_READ_API_KEYS: 'good-key,,other' }],
+    ['PETSTORE_READ_API_KEYS', { PETSTORE_API_KEYS: 'both-roles', PETSTORE_READ_API_KEYS: 'other,both-roles' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'https://api.example.com' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'not a url' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://api.example.com/v1' }],
+    ['STAGING_BASE_URL', { STAGING_BASE_URL: 'https://staging.example.com/v2' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['RATE_LIMIT_MAX', { RATE_LIMIT_MAX: '-5' }],
+    ['RATE_LIMIT_MAX', { RATE_LIMIT_MAX: 'lots' }],
+    ['RATE_LIMIT_WINDOW', { RATE_LIMIT_WINDOW: '0' }],
+    ['RATE_LIMIT_WINDOW', { RATE_LIMIT_WINDOW: '1m' }],
+    ['AUTH_FAILURE_LIMIT', { AUTH_FAILURE_LIMIT: '0' }],
+    ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example.com/path' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example.com' }],
+    ['METRICS_PORT', { METRICS_PORT: '70000' }],
+    ['METRICS_PORT', { PORT: '9000', METRICS_PORT: '9000' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'yes please' }],
+    ['WORKERS', { WORKERS: '0' }],
+    ['WORKERS', { WORKERS: '65' }],
+    ['WORKERS', { WORKERS: 'abc' }],
+    ['WORKERS', { WORKERS: '-2' }],
+    ['WORKERS', { WORKERS: '1.5' }],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }],
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }],
+    ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }],
+    ['OTEL_SDK_DISABLED', { OTEL_SDK_DISABLED: 'maybe' }],
+    ['OTEL_TRACES_SAMPLER', { OTEL_TRACES_SAMPLER: 'jaeger_remote' }],
+    ['OTEL_TRACES_SAMPLER', { OTEL_TRACES_SAMPLER: 'ratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '1.5', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '10%', OTEL_TRACES_SAMPLER: 'traceidratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '-0.1', OTEL_TRACES_SAMPLER: 'traceidratio' }],
+    ['OTEL_TRACES_SAMPLER_ARG', { OTEL_TRACES_SAMPLER_ARG: '0.1' }]
+  ]
+  for (const [variable, env] of wrong) {
+    test(`When ${variable} is ${JSON.stringify(Object.values(env)[0])}, then the error names ${variable}`, () => {
+      const error = configError(env)
+
+      assert.equal(error.variable, variable)
+      assert.ok(error.message.startsWith(`${variable} `))
+      assert.doesNotMatch(error.message, /\n/)
+    })
+  }
+})

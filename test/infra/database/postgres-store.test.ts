@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { describe, test, type TestContext } from 'node:test'
+import { loadConfig } from '../../../src/infra/config/config.js'
+import { openStore } from '../../../src/infra/database/open-database.js'
+import type { PetStore } from '../../../src/capabilities/pets/store/pet-store.js'
+import pg from 'pg'
+import { StoreUnavailableError } from '../../../src/infra/errors/catalogue.js'
+import { toStoreError } from '../../../src/infra/database/postgres/errors.js'
+import { parseInt8 } from '../../../src/infra/database/postgres/int8.js'
+import { execSql, freshDatabaseUrl, requiresPostgres, testDatabaseUrl, withPostgres, withSearchPath } from '../../helpers/databases.js'
+import { buildTestApp, postPet } from '../../helpers/build-app.js'
+import { assertError } from '../../helpers/assertions.js'
+
+async function openOn (t: TestContext, databaseUrl: string): Promise<PetStore> {
+  const { store } = await openStore(loadConfig({ DATABASE_URL: databaseUrl }).database)
+  t.after(() => store.close())
+  return store
+}
+
+describe('PostgresPetStore', requiresPostgres(), () => {
+  test('When int8 text is parsed, then it is a number only when exactly representable, else a bigint', () => {
+    assert.equal(parseInt8('9007199254740991'), Number.MAX_SAFE_INTEGER)
+    assert.equal(parseInt8('-9007199254740991'), -Number.MAX_SAFE_INTEGER)
+    assert.equal(parseInt8('0'), 0)
+    assert.equal(parseInt8('9007199254740992'), 9007199254740992n)
+    assert.equal(parseInt8('-9223372036854775808'), -9223372036854775808n)
+  })
+
+  test('When a failure is the database\'s or the network\'s, then it becomes a StoreUnavailableError; other errors pass through', () => {
+    const databaseError = (code: string): pg.DatabaseError => Object.assign(new pg.DatabaseError('failure', 0, 'error'), { code })
+    const unavailable = [
+      Object.assign(new Error('getaddrinfo EAI_AGAIN db.internal'), { code: 'EAI_AGAIN' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Query read timeout'),
+      new Error('Connection terminated unexpectedly'),
+      databaseError('57P01'), // admin shutdown
+      databaseError('57014'), // statement timeout
+      databaseError('53300'), // too many connections
+      databaseError('08006'), // connection failure
+      databaseError('40001'), // serialization failure
+      databaseError('25006') // read-only transaction: a primary turned standby
+    ]
+    for (const error of unavailable) assert.ok(toStoreError(error) instanceof StoreUnavailableError, `${String((error as { code?: string }).code ?? error.message)} should be retryable`)
+
+    const bugs = [databaseError('23505'), databaseError('42P01'), databaseError('22P02'), new TypeError('x is undefined')]
+    for (const error of bugs) assert.equal(toStoreError(error), error)
+  })
+
+  test('When the database turns read-only under a running app (failover), then a create answers 503, not 500', async (t) => {
+    const api = await buildTestApp(t, { store: 'postgres' })
+    // what a standby answers to a write, raised by a trigger so that only this schema is affected
+    await execSql(api.databaseUrl, `CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'cannot execute INSERT in a read-only transaction' USING ERRCODE = '25006'; END $$`)
+    await execSql(api.databaseUrl, 'CREATE TRIGGER read_only BEFORE INSERT ON pets FOR EACH ROW EXECUTE FUNCTION refuse_write()')
+
+    const res = await postPet(api, { name: 'Rex', categoryId: 1 })
+
+    assertError(res, 'service_unavailable')
+    assert.equal(res.headers['retry-after'], '1')
+  })
+
+  test('When the database is not UTF8, then opening it is refused with a message saying so', async (t) => {
+    // a database of its own: test files run concurrently, and other checkouts may share the server
+    const name = `petstore_latin1_${randomBytes(6).toString('hex')}`
+    await withPostgres((client) => client.query(`CREATE DATABASE ${name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`))
+    t.after(() => withPostgres((client) => client.query(`DROP DATABASE IF EXISTS ${name}`)))
+    const url = new URL(testDatabaseUrl())
+    url.pathname = `/${name}`
+
+    await assert.rejects(openStore(loadConfig({ DATABASE_URL: url.toString() }).database), /database encoding is LATIN1; petstore needs a UTF8 database/)
+  })
+
+  test('When the schema is created, then ids are int8 identities that stop at 2^53 - 1', async (t) => {
+    const databaseUrl = await freshDatabaseUrl(t, 'postgres')
+    await openOn(t, databaseUrl)
+
+    const columns = await execSql(databaseUrl,
+      "SELECT table_name, data_type, is_identity, identity_generation, identity_maximum FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'id' ORDER BY table_name")
+
+    assert.deepEqual(columns, ['api_keys', 'events', 'pets', 'webhook_endpoints'].map((table) => ({
+      table_name: table, data_type: 'bigint', is_identity: 'YES', identity_generation: 'ALWAYS', identity_maximum: String(Number.MAX_SAFE_INTEGER)
+    })))
+  })
+
+  test('When the last exact id is drawn, then it is returned as that exact number', async (t) => {
+    const databaseUrl = await freshDatabaseUrl(t, 'postgres')
+    const store = await openOn(t, databaseUrl)
+    await execSql(databaseUrl, "SELECT setval(pg_get_serial_sequence('pets', 'id'), $1)", [String(Number.MAX_SAFE_INTEGER - 1)])
+
+    const pet = await store.createPet({ name: 'last', categoryId: 1, status: 'available' })
+
+    assert.equal(pet.id, Number.MAX_SAFE_INTEGER)
+    assert.deepEqual(await store.findPetById(Number.MAX_SAFE_INTEGER), pet)
+  })
+
+  test('When pets are created concurrently through two pools, then every listing is a prefix of the final one (ids commit in order)', async (t) => {
+    const databaseUrl = await freshDatabaseUrl(t, 'postgres')
+    const [a, b] = [await openOn(t, databaseUrl), await openOn(t, databaseUrl)] as const
+    const writers = new AbortController()
+    const seen: number[][] = []
+    const reader = (async () => {
+      while (!writers.signal.aborted) seen.push((await b.listPets({ limit: 1000 })).pets.map((pet) => pet.id))
+    })()
+
+    await Promise.all(Array.from({ length: 16 }, async (_, writer) => {
+      for (let i = 0; i < 25; i++) await (writer % 2 === 0 ? a : b).createPet({ name: `w${writer}-${i}`, categoryId: writer, status: 'available' })
+    }))
+    writers.abort()
+    await reader
+
+    const final = (await a.listPets({ limit: 1000 })).pets.map((pet) => pet.id)
+    assert.equal(final.length, 400)
+    assert.ok(seen.length > 5, `the reader listed only ${seen.length} times`)
+    for (const ids of seen) assert.deepEqual(ids, final.slice(0, ids.length), 'a pet appeared below one already listed')
+  })
+
+  test('When the search_path names a schema that does not exist, then opening fails saying so', async () => {
+    const url = withSearchPath(testDatabaseUrl(), 'petstore_no_such_schema')
+
+    await assert.rejects(openStore(loadConfig({ DATABASE_URL: url }).database), /search_path names no schema that exists/)
+  })
+
+  test('When the store describes itself, then the description names host, database and schema but never the password', async (t) => {
+    const url = new URL(await freshDatabaseUrl(t, 'postgres'))
+    url.password = 's3cret'
+    // trust authentication ignores the password, so this connects
+    const store = await openOn(t, url.toString())
+
+    assert.match(store.description, /^postgres(ql)?:\/\/postgres@127\.0\.0\.1:5432\/test \(schema petstore_test_[0-9a-f]+\)$/)
+    assert.doesNotMatch(store.description, /s3cret/)
+  })
+})

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { Database } from '../../../src/infra/database/sqlite/driver.js'
+import { loadConfig } from '../../../src/infra/config/config.js'
+import { openStore } from '../../../src/infra/database/open-database.js'
+import { openSqliteDatabase } from '../../../src/infra/database/sqlite/connection.js'
+import { SQL } from '../../../src/capabilities/pets/store/sqlite-sql.js'
+import { migrateSqlite } from '../../../src/infra/database/sqlite/migrations.js'
+import { tempDir } from '../../helpers/build-app.js'
+
+describe('SqlitePetStore', () => {
+  test('When a file store is opened, then writes are durable: WAL with synchronous=FULL', async (t) => {
+    const path = join(await tempDir(t), 'pets.db')
+    const { store } = await openStore(loadConfig({ DATABASE_URL: `sqlite:${path}` }).database)
+    t.after(() => store.close())
+
+    const db = new Database(path, { readonly: true })
+    t.after(() => db.close())
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal')
+    // synchronous is per connection: ask one opened the way the store opens its own
+    const connection = openSqliteDatabase({ path })
+    t.after(() => connection.close())
+    assert.equal(['off', 'normal', 'full', 'extra'][connection.pragma('synchronous', { simple: true }) as number], 'full')
+  })
+
+  test('When the directory of the file does not exist, then it is created', async (t) => {
+    const path = join(await tempDir(t), 'nested', 'deeper', 'pets.db')
+
+    const { store } = await openStore({ kind: 'sqlite', path })
+    t.after(() => store.close())
+
+    assert.deepEqual((await store.listPets({ limit: 5 })).pets, [])
+  })
+
+  test('When the list query runs, then SQLite walks the (status, id) index or the primary key, never a sort', async (t) => {
+    const db = openSqliteDatabase({ memory: true })
+    t.after(() => db.close())
+    migrateSqlite(db)
+    const explain = (sql: string, ...args: unknown[]): string =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((row) => row.detail).join('; ')
+
+    const filtered = explain(SQL.listPetsByStatus, 'available', 0, 21)
+    const unfiltered = explain(SQL.listPets, 0, 21)
+
+    assert.match(filtered, /SEARCH pets USING INDEX pets_status_id \(status=\? AND id>\?\)/)
+    assert.match(unfiltered, /SEARCH pets USING INTEGER PRIMARY KEY \(rowid>\?\)/)
+    assert.doesNotMatch(`${filtered}; ${unfiltered}`, /TEMP B-TREE/)
+  })
+})
