@@ -28,7 +28,7 @@ async function runOne (name: PropertyName, store: 'sqlite' | 'postgres', runs: n
     const app = await buildApp({ config })
     try {
       const key = generateApiKey()
-      await app.store.createApiKey('fuzz', hashApiKey(key))
+      await app.keyStore.createApiKey('fuzz', hashApiKey(key))
       const fuzzer = await ApiFuzzer.create(app, key)
       const started = performance.now()
       const run = { seed, numRuns: runs, ...(path === undefined ? {} : { path }) }

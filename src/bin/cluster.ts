@@ -2,10 +2,10 @@ import cluster, { type Worker } from 'node:cluster'
 import type { Server } from 'node:http'
 import { pino } from 'pino'
 import { AggregatorRegistry, type Registry } from 'prom-client'
-import { createBootstrapKeyIfNone } from '../capabilities/keys/bootstrap-key.js'
+import { createBootstrapKeyIfNone, createKeyStore } from '../capabilities/keys/index.js'
 import type { Config } from '../infra/config/config.js'
 import { startMetricsServer } from '../infra/metrics/metrics-server.js'
-import { openStore } from '../infra/database/open-database.js'
+import { openDatabase } from '../infra/database/open-database.js'
 
 export interface PrimaryOptions {
   /** How long a worker may take to drain after SIGTERM. */
@@ -27,12 +27,12 @@ const RESTART_DELAY_MS = 1000
 export async function runPrimary (config: Config, options: PrimaryOptions): Promise<void> {
   const log = pino({ level: config.logLevel })
   // migrations run here, once, before any worker opens the store
-  const { store } = await openStore(config.database)
+  const { database } = await openDatabase(config.database)
   let key: string | undefined
   try {
-    key = await createBootstrapKeyIfNone(store, config.apiKeys)
+    key = await createBootstrapKeyIfNone(await createKeyStore(database), config.apiKeys)
   } finally {
-    await store.close()
+    await database.close()
   }
 
   // the key is stored already: whether the workers come up or not, this is the only time it can be shown
@@ -53,7 +53,7 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
     worker.on('error', (error) => { log.error({ err: error, worker: worker.process.pid }, 'worker IPC error') })
     worker.once('listening', () => {
       if (++ready === config.workers) {
-        log.info({ workers: config.workers, store: store.description }, 'petstore ready')
+        log.info({ workers: config.workers, store: database.description }, 'petstore ready')
         showKey()
       }
     })

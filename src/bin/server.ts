@@ -5,7 +5,7 @@ import pino from 'pino'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from '../app.js'
 import { REQUEST_TIMEOUT_MS } from '../infra/http/drain.js'
-import { createBootstrapKeyIfNone } from '../capabilities/keys/bootstrap-key.js'
+import { createBootstrapKeyIfNone } from '../capabilities/keys/index.js'
 import { ConfigError, loadConfig, type Config } from '../infra/config/config.js'
 import { runPrimary, shareMetricsWithPrimary } from './cluster.js'
 import { startMetricsServer } from '../infra/metrics/metrics-server.js'
@@ -33,7 +33,7 @@ async function start (config: Config): Promise<void> {
   }
 
   // before listening, so the key works on the first request the server answers
-  const key = await createBootstrapKeyIfNone(app.store, config.apiKeys)
+  const key = await createBootstrapKeyIfNone(app.keyStore, config.apiKeys)
   try {
     await app.listen({ port: config.port, host: config.host })
     if (cluster.isWorker) {
@@ -45,7 +45,7 @@ async function start (config: Config): Promise<void> {
       metricsServer = await startMetricsServer(app.metrics.registry, config.metricsPort, config.host, app.log)
       app.log.info({ address: metricsServer.address() }, 'metrics served at GET /metrics')
     }
-    app.log.info({ store: app.store.description }, 'petstore ready')
+    app.log.info({ store: app.database.description }, 'petstore ready')
   } finally {
     // also when a port is taken: the key is stored already, and this is the only time it can be shown
     // pino writes stdout asynchronously, so a banner written beside it landed before or among the

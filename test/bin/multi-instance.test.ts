@@ -288,7 +288,7 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
     assert.deepEqual(secrets, [{ count: '1' }], 'one cursor secret for both instances')
 
     const key = 'petstore_multi-instance-start-key'
-    await a.app.store.createApiKey('shared', hashApiKey(key))
+    await a.app.keyStore.createApiKey('shared', hashApiKey(key))
     const apiA = { ...a, key, auth: bearer(key) }
     const apiB = { ...b, key, auth: bearer(key) }
     const pets: Pet[] = []

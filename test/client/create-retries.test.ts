@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { createClient, PetStoreError, type ClientOptions, type PetStoreClient, type RetryEvent } from '@petstore/client'
-import { fingerprintOf } from '../../src/capabilities/idempotency/idempotency-key.js'
+import { petFingerprint } from '../../src/capabilities/pets/pet-fingerprint.js'
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../../src/capabilities/idempotency/policy.js'
 import { listAllPets, testStores } from '../helpers/build-app.js'
 import { startService } from '../helpers/client-service.js'
@@ -65,14 +65,14 @@ for (const store of testStores()) {
           // the other request (another instance, say) finishes while the client waits
           if (reply.statusCode === 409 && !finishedElsewhere) {
             finishedElsewhere = true
-            await app.store.createPet(newPet, { scope, key, token: 'other-request' })
+            await app.petStore.createPet(newPet, { scope, key, token: 'other-request' })
           }
         })
       })
       const client = createClient({ baseUrl: service.baseUrl, apiKey: service.key })
       await client.listPets()
-      const claim = await service.app.store.claimIdempotencyKey({
-        scope, key, fingerprint: fingerprintOf(newPet), token: 'other-request', now: new Date(), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
+      const claim = await service.app.idempotencyStore.claimIdempotencyKey({
+        scope, key, fingerprint: petFingerprint(newPet), token: 'other-request', now: new Date(), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
       })
       assert.equal(claim.outcome, 'claimed')
 

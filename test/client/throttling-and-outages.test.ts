@@ -50,7 +50,7 @@ describe('429 rate_limited', () => {
     assert.ok(Number(error.retryAfterMs) > 5_000, `retryAfterMs ${String(error.retryAfterMs)}`)
     assert.ok(performance.now() - started < 1_000, 'no waiting')
     // read from the store: the key is over its limit for the next minute
-    assert.equal((await service.app.store.listPets({ limit: 100 })).pets.length, 1)
+    assert.equal((await service.app.petStore.listPets({ limit: 100 })).pets.length, 1)
   })
 })
 

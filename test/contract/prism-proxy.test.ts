@@ -5,7 +5,7 @@ import { describe, test, type TestContext } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { generateApiKey, hashApiKey } from '../../src/capabilities/keys/api-keys.js'
 import { securityHeaders } from '../../src/infra/http/security.js'
-import { fingerprintOf } from '../../src/capabilities/idempotency/idempotency-key.js'
+import { petFingerprint } from '../../src/capabilities/pets/pet-fingerprint.js'
 import { stringifyJson } from '../../src/infra/json/exact-json.js'
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../../src/capabilities/idempotency/policy.js'
 import { GET_PET_SUNSET_AT } from '../../src/capabilities/pets/get-pet-deprecation.js'
@@ -93,10 +93,10 @@ const TRAFFIC: TrafficCase[] = [
     status: 409,
     what: 'an Idempotency-Key still claimed by a request in flight',
     before: async ({ api, clock, auth }) => {
-      await api.app.store.claimIdempotencyKey({
+      await api.app.idempotencyStore.claimIdempotencyKey({
         scope: `env:${hashApiKey(auth.authorization.slice('Bearer '.length)).slice(0, 16)}`,
         key: 'in-flight',
-        fingerprint: fingerprintOf({ name: 'Rex', categoryId: 1, status: 'available' }),
+        fingerprint: petFingerprint({ name: 'Rex', categoryId: 1, status: 'available' }),
         token: 'another-request',
         now: new Date(clock.now()),
         leaseMs: IDEMPOTENCY_LEASE_MS,
@@ -159,7 +159,7 @@ const TRAFFIC: TrafficCase[] = [
     while (res.statusCode === 401)
     assert.equal(res.statusCode, 429)
   }),
-  ...forEveryOperation(503, 'the store is down', ({ auth }) => auth, async ({ api }) => { await api.app.store.close() })
+  ...forEveryOperation(503, 'the store is down', ({ auth }) => auth, async ({ api }) => { await api.app.database.close() })
     .filter((trafficCase) => trafficCase.operation !== 'listStoreOrders'),
   { operation: 'getReadiness', status: 503, what: 'the readiness probe while the store is down', request: () => ({ method: 'GET', path: '/readyz' }) },
   {

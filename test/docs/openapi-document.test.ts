@@ -8,7 +8,7 @@ import { API_LICENSE } from '../../src/capabilities/docs/openapi.js'
 import { ERROR_CODES, ERRORS, type ErrorCode } from '../../src/infra/errors/catalogue.js'
 import { securityHeaders } from '../../src/infra/http/security.js'
 import { DOCUMENT_MAX_LENGTH } from '../../src/capabilities/docs/openapi-document-routes.js'
-import { IDEMPOTENCY_KEY_PATTERN } from '../../src/infra/schemas/headers.js'
+import { IDEMPOTENCY_KEY_PATTERN } from '../../src/capabilities/idempotency/idempotency-header.js'
 import { codesNamedIn } from '../../src/infra/schemas/responses.js'
 import { buildTestApp } from '../helpers/build-app.js'
 

@@ -148,7 +148,7 @@ for (const store of testStores()) {
       assertError(await api.app.inject({ method: 'GET', url: '/v1/events', headers: { authorization: `Bearer ${generateApiKey()}` } }), 'unauthorized')
 
       const readKey = generateApiKey()
-      await api.app.store.createApiKey('storefront', hashApiKey(readKey), 'read')
+      await api.app.keyStore.createApiKey('storefront', hashApiKey(readKey), 'read')
       const res = await api.app.inject({ method: 'GET', url: '/v1/events', headers: { authorization: `Bearer ${readKey}` } })
       assert.equal(res.statusCode, 200)
       assert.equal(res.json<Event[]>().length, 1)

@@ -21,7 +21,7 @@ for (const store of testStores()) {
     test('When the store is gone, then /readyz and the API answer 503 Error bodies', async (t) => {
       const test = await buildTestApp(t, { store })
       await test.app.ready()
-      await test.app.store.close()
+      await test.app.database.close()
 
       const ready = await test.app.inject({ method: 'GET', url: '/readyz' })
       assert.equal(ready.statusCode, 503)

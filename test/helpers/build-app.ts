@@ -54,7 +54,7 @@ export async function buildTestApp (t: TestContext, options: TestAppOptions = {}
   let key = ''
   if (options.withKey ?? true) {
     key = generateApiKey()
-    await app.store.createApiKey('test', hashApiKey(key))
+    await app.keyStore.createApiKey('test', hashApiKey(key))
   }
   return { app, config, databaseUrl, key, auth: { authorization: `Bearer ${key}` } }
 }

@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
 import { generateApiKey, hashApiKey } from '../../src/capabilities/keys/api-keys.js'
-import { fingerprintOf } from '../../src/capabilities/idempotency/idempotency-key.js'
+import { petFingerprint } from '../../src/capabilities/pets/pet-fingerprint.js'
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../../src/capabilities/idempotency/policy.js'
 import { IdempotencyClaimLostError } from '../../src/capabilities/idempotency/claims.js'
 import type { NewPetRecord } from '../../src/capabilities/pets/store/pet-store.js'
@@ -45,7 +45,7 @@ async function idempotencyKeysOf (test: TestApp, scope: string): Promise<string[
 
 /** The idempotency scope of the key buildTestApp stored ("key:<its id>"). */
 async function scopeOfTestKey (test: TestApp): Promise<string> {
-  const keys = await test.app.store.listApiKeys()
+  const keys = await test.app.keyStore.listApiKeys()
   const record = keys.find((key) => key.name === 'test')
   assert.ok(record !== undefined, 'buildTestApp stored a key named "test"')
   return `key:${record.id}`
@@ -59,7 +59,7 @@ function asClient (test: TestApp, key: string): TestApp {
 /** A second API key stored in the app's store, and a client using it. */
 async function withSecondKey (test: TestApp): Promise<TestApp> {
   const key = generateApiKey()
-  await test.app.store.createApiKey('second', hashApiKey(key))
+  await test.app.keyStore.createApiKey('second', hashApiKey(key))
   return asClient(test, key)
 }
 
@@ -161,10 +161,10 @@ for (const store of testStores()) {
       const clock = manualClock()
       const app = await buildTestApp(t, { store, clock })
       const pet: NewPetRecord = { name: 'Rex', categoryId: 3, status: 'available' }
-      const claim = await app.app.store.claimIdempotencyKey({
+      const claim = await app.app.idempotencyStore.claimIdempotencyKey({
         scope: await scopeOfTestKey(app),
         key: 'busy',
-        fingerprint: fingerprintOf(pet),
+        fingerprint: petFingerprint(pet),
         token: 'the-first-request',
         now: new Date(clock.now()),
         leaseMs: IDEMPOTENCY_LEASE_MS,
@@ -188,12 +188,12 @@ for (const store of testStores()) {
       const app = await buildTestApp(t, { store, clock })
       const scope = await scopeOfTestKey(app)
       const pet: NewPetRecord = { name: 'Rex', categoryId: 3, status: 'pending' }
-      await app.app.store.claimIdempotencyKey({
-        scope, key: 'released', fingerprint: fingerprintOf(pet), token: 'first', now: new Date(clock.now()), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
+      await app.app.idempotencyStore.claimIdempotencyKey({
+        scope, key: 'released', fingerprint: petFingerprint(pet), token: 'first', now: new Date(clock.now()), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
       })
       assertError(await postIdempotent(app, REX, 'released'), 'idempotency_request_in_progress')
 
-      await app.app.store.releaseIdempotencyKey({ scope, key: 'released', token: 'first' })
+      await app.app.idempotencyStore.releaseIdempotencyKey({ scope, key: 'released', token: 'first' })
       const res = await postIdempotent(app, { ...REX, name: 'Other' }, 'released')
 
       assertCreated(res, { ...REX, name: 'Other' })
@@ -205,8 +205,8 @@ for (const store of testStores()) {
       const app = await buildTestApp(t, { store, clock })
       const scope = await scopeOfTestKey(app)
       const pet: NewPetRecord = { ...REX }
-      await app.app.store.claimIdempotencyKey({
-        scope, key: 'abandoned', fingerprint: fingerprintOf(pet), token: 'dead-request', now: new Date(clock.now()), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
+      await app.app.idempotencyStore.claimIdempotencyKey({
+        scope, key: 'abandoned', fingerprint: petFingerprint(pet), token: 'dead-request', now: new Date(clock.now()), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
       })
 
       clock.advance(IDEMPOTENCY_LEASE_MS + 1)
@@ -214,7 +214,7 @@ for (const store of testStores()) {
 
       const created = assertCreated(res, REX)
       // the request that held the claim before comes back: it must neither complete the record nor add a pet
-      await assert.rejects(app.app.store.createPet(pet, { scope, key: 'abandoned', token: 'dead-request' }), IdempotencyClaimLostError)
+      await assert.rejects(app.app.petStore.createPet(pet, { scope, key: 'abandoned', token: 'dead-request' }), IdempotencyClaimLostError)
       assert.deepEqual((await listAllPets(app)).map((p) => p.id), [created.id])
       assertReplayOf(await postIdempotent(app, REX, 'abandoned'), res)
     })
@@ -224,12 +224,12 @@ for (const store of testStores()) {
       const app = await buildTestApp(t, { store, clock })
       const scope = await scopeOfTestKey(app)
       const pet: NewPetRecord = { ...REX }
-      await app.app.store.claimIdempotencyKey({
-        scope, key: 'retry-me', fingerprint: fingerprintOf(pet), token: 'first', now: new Date(clock.now()), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
+      await app.app.idempotencyStore.claimIdempotencyKey({
+        scope, key: 'retry-me', fingerprint: petFingerprint(pet), token: 'first', now: new Date(clock.now()), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS
       })
       assertError(await postIdempotent(app, REX, 'retry-me'), 'idempotency_request_in_progress')
 
-      const created = await app.app.store.createPet(pet, { scope, key: 'retry-me', token: 'first' })
+      const created = await app.app.petStore.createPet(pet, { scope, key: 'retry-me', token: 'first' })
       const retry = await postIdempotent(app, REX, 'retry-me')
 
       assert.equal(retry.statusCode, 201, retry.body)

@@ -86,10 +86,10 @@ for (const store of testStores()) {
     test('When a key is revoked and look-ups are not cached, then it stops working at once', async (t) => {
       const app = await buildTestApp(t, { store, env: { API_KEY_CACHE_SECONDS: '0' } })
       assert.equal((await app.app.inject({ method: 'GET', url: '/v1/pets', headers: app.auth })).statusCode, 200)
-      const [record] = await app.app.store.listApiKeys()
+      const [record] = await app.app.keyStore.listApiKeys()
       assert.ok(record !== undefined)
 
-      assert.equal(await app.app.store.revokeApiKey(record.id), true)
+      assert.equal(await app.app.keyStore.revokeApiKey(record.id), true)
       const res = await app.app.inject({ method: 'GET', url: '/v1/pets', headers: app.auth })
 
       assertError(res, 'unauthorized', 'revoked')
@@ -100,10 +100,10 @@ for (const store of testStores()) {
       const app = await buildTestApp(t, { store, clock: { now: () => now }, env: { API_KEY_CACHE_SECONDS: '5' } })
       const list = async (): Promise<number> => (await app.app.inject({ method: 'GET', url: '/v1/pets', headers: app.auth })).statusCode
       assert.equal(await list(), 200)
-      const [record] = await app.app.store.listApiKeys()
+      const [record] = await app.app.keyStore.listApiKeys()
       assert.ok(record !== undefined)
 
-      assert.equal(await app.app.store.revokeApiKey(record.id), true)
+      assert.equal(await app.app.keyStore.revokeApiKey(record.id), true)
       now += 5_000
       const withinCache = await list()
       now += 1
@@ -119,7 +119,7 @@ for (const store of testStores()) {
       const unknown = await app.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: 'Bearer petstore_not-created-yet' } })
       assertError(unknown, 'unauthorized')
       const key = 'petstore_created-after-a-miss'
-      await app.app.store.createApiKey('late', hashApiKey(key))
+      await app.app.keyStore.createApiKey('late', hashApiKey(key))
 
       const res = await app.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })
 
@@ -139,7 +139,7 @@ for (const store of testStores()) {
 
     test('When a stored key is used, then its last use is recorded', async (t) => {
       const app = await buildTestApp(t, { store })
-      assert.equal((await app.app.store.listApiKeys())[0]?.lastUsedAt, null)
+      assert.equal((await app.app.keyStore.listApiKeys())[0]?.lastUsedAt, null)
 
       await app.app.inject({ method: 'GET', url: '/v1/pets', headers: app.auth })
 
@@ -147,7 +147,7 @@ for (const store of testStores()) {
       let lastUsedAt: string | null | undefined = null
       for (let attempt = 0; attempt < 50 && lastUsedAt === null; attempt++) {
         await new Promise((resolve) => setTimeout(resolve, 10))
-        lastUsedAt = (await app.app.store.listApiKeys())[0]?.lastUsedAt
+        lastUsedAt = (await app.app.keyStore.listApiKeys())[0]?.lastUsedAt
       }
       assert.ok(lastUsedAt !== null && lastUsedAt !== undefined && Date.now() - Date.parse(lastUsedAt) < 60_000)
     })

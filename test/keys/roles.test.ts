@@ -13,7 +13,7 @@ const INSUFFICIENT_SCOPE = 'Bearer realm="petstore", error="insufficient_scope"'
 /** A key with the read role, created in the app's store as `keys create --role read` does. */
 async function createReadKey (api: TestApp, name = 'storefront'): Promise<{ authorization: string }> {
   const key = generateApiKey()
-  await api.app.store.createApiKey(name, hashApiKey(key), 'read')
+  await api.app.keyStore.createApiKey(name, hashApiKey(key), 'read')
   return { authorization: `Bearer ${key}` }
 }
 
@@ -74,7 +74,7 @@ for (const store of testStores()) {
       const res = await postPet(api, { name: 'Rex', categoryId: 1 })
 
       assert.equal(res.statusCode, 201)
-      assert.equal((await api.app.store.listApiKeys())[0]?.role, 'write')
+      assert.equal((await api.app.keyStore.listApiKeys())[0]?.role, 'write')
     })
 
     test('When a read key uses a path or method that does not exist, then 404 or 405 as for any key, not 403', async (t) => {
@@ -119,7 +119,7 @@ for (const store of testStores()) {
       const logs = captureLogs()
       const api = await buildTestApp(t, { store, logStream: logs.stream })
       const key = generateApiKey()
-      await api.app.store.createApiKey('storefront', hashApiKey(key), 'read')
+      await api.app.keyStore.createApiKey('storefront', hashApiKey(key), 'read')
 
       const refused = await postPet({ ...api, auth: { authorization: `Bearer ${key}` } }, { name: 'Rex', categoryId: 1 })
       const listed = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: `Bearer ${key}` } })

@@ -48,7 +48,7 @@ async function storeListReads (app: FastifyInstance): Promise<number> {
  */
 async function untilCaching (app: FastifyInstance): Promise<void> {
   const deadline = Date.now() + 5_000
-  while (app.store.listVersion() === undefined) {
+  while (app.petStore.listVersion() === undefined) {
     assert.ok(Date.now() < deadline, 'the store never reported a list version')
     await delay(10)
   }

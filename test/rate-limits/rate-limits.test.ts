@@ -82,7 +82,7 @@ describe('per-key rate limit', () => {
   test('When one key is over its quota, then another key is not affected', async (t) => {
     const test = await buildTestApp(t, { env })
     const otherKey = generateApiKey()
-    await test.app.store.createApiKey('other', hashApiKey(otherKey))
+    await test.app.keyStore.createApiKey('other', hashApiKey(otherKey))
     const other = { authorization: `Bearer ${otherKey}` }
     for (let i = 0; i < 3; i++) await listPets(test.app, test.auth)
     assertRateLimited(await listPets(test.app, test.auth), 60)
@@ -117,7 +117,7 @@ describe('per-key rate limit', () => {
     const over = await postPet(test, { name: 'Rex', categoryId: 1 })
 
     assertRateLimited(over, 60)
-    assert.deepEqual((await test.app.store.listPets({ limit: 10 })).pets, [])
+    assert.deepEqual((await test.app.petStore.listPets({ limit: 10 })).pets, [])
   })
 
   test('When RATE_LIMIT_MAX is 0, then no answer carries rate-limit fields and none is refused', async (t) => {

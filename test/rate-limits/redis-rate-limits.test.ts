@@ -28,7 +28,7 @@ async function redisClient (t: TestContext): Promise<Redis> {
 
 /** The prefix every counter of the app's deployment lives under. */
 async function counterPrefix (app: FastifyInstance): Promise<string> {
-  const deploymentId = await app.store.ensureSetting('deployment_id', 'never-used')
+  const deploymentId = await app.database.ensureSetting('deployment_id', 'never-used')
   assert.notEqual(deploymentId, 'never-used')
   return `petstore:${deploymentId}:rate-limit:`
 }

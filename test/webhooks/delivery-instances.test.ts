@@ -21,7 +21,7 @@ describe('webhooks on several instances (postgres)', requiresPostgres(), () => {
     const a = await buildTestApp(t, { databaseUrl, env: ENV })
     const b = await buildTestApp(t, { databaseUrl, withKey: false, env: ENV })
     const instances = [a, { ...b, key: a.key, auth: a.auth }]
-    for (const receiver of receivers) await a.app.webhooks.createWebhookEndpoint({ name: 'r', url: receiver.url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
+    for (const receiver of receivers) await a.app.webhookStore.createWebhookEndpoint({ name: 'r', url: receiver.url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
 
     await Promise.all(Array.from({ length: PETS }, async (_, i) => await createdPet(instances[i % 2] as TestApp, { name: `Pet ${i}`, categoryId: i })))
     for (const receiver of receivers) await receiver.waitFor(PETS, 30_000)

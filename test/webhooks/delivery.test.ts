@@ -19,7 +19,7 @@ const ENV = {
 
 async function addEndpoint (api: TestApp, url: string, eventTypes: readonly EventType[] = ['pet.created', 'pet.updated']): Promise<{ id: number, secret: string }> {
   const secret = generateWebhookSecret()
-  const endpoint = await api.app.webhooks.createWebhookEndpoint({ name: 'receiver', url, eventTypes, secret }, new Date())
+  const endpoint = await api.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url, eventTypes, secret }, new Date())
   return { id: endpoint.id, secret }
 }
 
@@ -30,7 +30,7 @@ function verified (secret: string, request: ReceivedWebhook): Event {
 }
 
 async function endpointState (api: TestApp, id: number) {
-  const endpoint = (await api.app.webhooks.listWebhookEndpoints()).find((candidate) => candidate.id === id)
+  const endpoint = (await api.app.webhookStore.listWebhookEndpoints()).find((candidate) => candidate.id === id)
   assert.ok(endpoint !== undefined)
   return endpoint
 }
@@ -124,7 +124,7 @@ for (const store of testStores()) {
       const api = await buildTestApp(t, { store, env: ENV })
       const { id, secret: oldSecret } = await addEndpoint(api, receiver.url)
       const newSecret = generateWebhookSecret()
-      assert.ok(await api.app.webhooks.rotateWebhookSecret(id, newSecret, new Date(Date.now() + 3_600_000)))
+      assert.ok(await api.app.webhookStore.rotateWebhookSecret(id, newSecret, new Date(Date.now() + 3_600_000)))
       await createdPet(api, { name: 'Rex', categoryId: 2 })
 
       const [request] = await receiver.waitFor(1) as [ReceivedWebhook]

@@ -15,7 +15,7 @@ for (const store of testStores()) {
       const receiver = await webhookReceiver(t)
       const api = await buildTestApp(t, { store, env: ENV })
       const secret = generateWebhookSecret()
-      await api.app.webhooks.createWebhookEndpoint({ name: 'receiver', url: receiver.url, eventTypes: ['pet.created', 'pet.updated'], secret }, new Date())
+      await api.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url: receiver.url, eventTypes: ['pet.created', 'pet.updated'], secret }, new Date())
       const headers = { ...api.auth, 'content-type': 'application/json' }
 
       const created = await api.app.inject({ method: 'POST', url: '/v1/pets', headers, payload: '{"name":"Rex","categoryId":9223372036854775807}' })

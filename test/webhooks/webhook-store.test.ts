@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
-import { loadConfig } from '../../src/infra/config/config.js'
 import type { EventType } from '../../src/capabilities/events/event-schemas.js'
 import type { EventStore } from '../../src/capabilities/events/store/event-store.js'
-import { openStore } from '../../src/infra/database/open-database.js'
+import { openStores } from '../helpers/stores.js'
 import type { PetStore } from '../../src/capabilities/pets/store/pet-store.js'
 import type { ClaimedWebhookEndpoint, WebhookStore } from '../../src/capabilities/webhooks/store/webhook-store.js'
-import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
+import { execSql, testStores, type StoreKind } from '../helpers/databases.js'
 
 const LEASE_MS = 30_000
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
@@ -15,9 +14,7 @@ interface Opened { store: PetStore, events: EventStore, webhooks: WebhookStore, 
 
 /** A migrated store on a fresh database, closed when the test ends. */
 async function openFresh (t: TestContext, kind: StoreKind): Promise<Opened> {
-  const databaseUrl = await freshDatabaseUrl(t, kind)
-  const { store, events, webhooks } = await openStore(loadConfig({ DATABASE_URL: databaseUrl }).database)
-  t.after(() => store.close())
+  const { pets: store, events, webhooks, databaseUrl } = await openStores(t, kind)
   return { store, events, webhooks, databaseUrl }
 }
 

@@ -1,21 +1,19 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema } from 'fastify'
-import { INSUFFICIENT_SCOPE_CHALLENGE } from '../keys/roles.js'
+import { INSUFFICIENT_SCOPE_CHALLENGE } from '../keys/index.js'
 import { storeWaitBoundMs, type Config } from '../../infra/config/config.js'
 import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../../infra/errors/catalogue.js'
 import { BODY_LIMIT_BYTES, MERGE_PATCH_MEDIA_TYPES } from '../../infra/http/content-types.js'
 import { REQUEST_TIMEOUT_MS } from '../../infra/http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../../infra/http/request-id.js'
 import { securityHeaders } from '../../infra/http/security.js'
-import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/policy.js'
-import { describeTransitions, FINAL_STATUSES } from '../pets/status-transitions.js'
-import { PAGE_CACHE_MAX_AGE_MS } from '../pets/page-cache.js'
-import { AUTH_FAILURE_WINDOW_MS } from '../rate-limits/register-rate-limits.js'
-import { GET_PET_SUNSET_PROSE } from '../pets/get-pet-deprecation.js'
+import { unversionedServers } from '../../infra/http/base-url.js'
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/index.js'
+import { AUTH_FAILURE_WINDOW_MS } from '../rate-limits/index.js'
 import { DOCS_PREFIX } from './api-reference.js'
 import { completeDocument, type OpenApiDocument } from './openapi-completion.js'
-import { webhooksDocument } from '../webhooks/webhooks-document.js'
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../pets/pet-schemas.js'
+import { webhooksDocument } from '../webhooks/index.js'
+import { describeTransitions, FINAL_STATUSES, GET_PET_SUNSET_PROSE, PAGE_CACHE_MAX_AGE_MS, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../pets/index.js'
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -214,12 +212,4 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
       buildLocalReference: (json, _baseUri, _fragment, index) => typeof json.$id === 'string' ? json.$id : `def-${index}`
     }
   })
-}
-
-/** The servers for routes that live beside `/v1` rather than under it (health checks, …). */
-export function unversionedServers (config: Config): Array<{ url: string, description: string }> {
-  const withoutVersion = (url: string): string => url.slice(0, -'/v1'.length) || '/'
-  const servers = [{ url: withoutVersion(config.publicBaseUrl), description: 'Production' }]
-  if (config.stagingBaseUrl !== undefined) servers.push({ url: withoutVersion(config.stagingBaseUrl), description: 'Staging' })
-  return servers
 }

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
-import { EVENT_PAGE_LIMIT_DEFAULT, EVENT_TYPES, EventsSchema, ListEventsQuerySchema, PetCreatedEventSchema, PetUpdatedEventSchema, type Event, type EventType } from './event-schemas.js'
+import { EVENT_PAGE_LIMIT_DEFAULT, EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, EventsSchema, ListEventsQuerySchema, type Event, type EventType } from './event-schemas.js'
 import { commonErrorResponses, errorResponse } from '../../infra/schemas/responses.js'
 
 /** The 410 of a consumer whose position retention has deleted events after. */
@@ -17,10 +17,7 @@ export function eventsExpiredMessage (afterId: number, purgedThrough: number, ol
 // each type's own schema, as the Event oneOf's discriminator picks it: the oneOf itself would have the
 // serializer try each option with ajv, whose `integer` refuses an int64 held as a bigint (and which costs a
 // validation per event)
-const SCHEMA_OF_TYPE: Record<EventType, Record<string, unknown>> = {
-  'pet.created': Type.Ref(PetCreatedEventSchema),
-  'pet.updated': Type.Ref(PetUpdatedEventSchema)
-}
+const SCHEMA_OF_TYPE = Object.fromEntries(EVENT_TYPES.map((type) => [type, Type.Ref(EVENT_SCHEMA_OF_TYPE[type])])) as unknown as Record<EventType, Record<string, unknown>>
 
 /** Sends a page of events as the Events schema describes it, each serialized by its type's schema. */
 function sendEvents (reply: FastifyReply, events: readonly Event[]): FastifyReply {
@@ -32,7 +29,7 @@ function sendEvents (reply: FastifyReply, events: readonly Event[]): FastifyRepl
  * `GET /events` (listEvents, beta): the change feed. Every page links to the next, also an empty one,
  * so a consumer polls by following `next` forever and sees every event once, in id order.
  */
-const events: FastifyPluginAsyncTypebox = async (app) => {
+const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/events', {
     schema: {
       operationId: 'listEvents',
@@ -78,7 +75,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { after, limit = EVENT_PAGE_LIMIT_DEFAULT, type } = request.query
-    const page = await app.events.listEvents({ afterId: after ?? 0, limit, type })
+    const page = await app.eventStore.listEvents({ afterId: after ?? 0, limit, type })
     const nextLink = (position: number): string => {
       const next = new URLSearchParams({ after: String(position), limit: String(limit) })
       if (type !== undefined) next.set('type', type)
@@ -86,7 +83,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
     }
     if (after !== undefined && after < page.purgedThrough) {
       // the link is where to follow from once resynchronized, for clients that read it rather than the message
-      throw new ApiError('events_expired', eventsExpiredMessage(after, page.purgedThrough, await app.events.oldestEventId()), { link: nextLink(page.purgedThrough) })
+      throw new ApiError('events_expired', eventsExpiredMessage(after, page.purgedThrough, await app.eventStore.oldestEventId()), { link: nextLink(page.purgedThrough) })
     }
     // the next page starts after the last event returned; with none, where this one started (or, from the start,
     // after what retention deleted: the same events, and no 410 if more are deleted meanwhile)
@@ -96,4 +93,4 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
   allowOnly(app, '/events', ['GET'])
 }
 
-export default events
+export default eventsRoutes

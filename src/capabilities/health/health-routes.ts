@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../infra/errors/catalogue.js'
-import { unversionedServers } from '../docs/openapi.js'
+import { unversionedServers } from '../../infra/http/base-url.js'
 import { errorResponse, RETRY_AFTER_HEADER } from '../../infra/schemas/responses.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
 
@@ -11,7 +11,7 @@ function statusSchema (status: string) {
 }
 
 /** Liveness and readiness probes: outside `/v1`, without authentication. */
-const health: FastifyPluginAsyncTypebox = async (app) => {
+const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const common = { tags: ['operations'], security: [], servers: unversionedServers(app.config) }
 
   app.get('/healthz', {
@@ -37,7 +37,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request) => {
     try {
-      await app.store.ping()
+      await app.database.ping()
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
       throw new ApiError('service_unavailable', 'The store is not reachable.')
@@ -49,4 +49,4 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
   allowOnly(app, '/readyz', ['GET'])
 }
 
-export default health
+export default healthRoutes

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { stringifyJson } from '../../infra/json/exact-json.js'
-import { CreatePetHeadersSchema, IDEMPOTENCY_KEY_PATTERN } from '../../infra/schemas/headers.js'
 import { PATTERN_DESCRIPTION_KEYWORD } from '../../infra/schemas/keywords.js'
-import type { NewPetRecord } from '../pets/store/pet-store.js'
+import { IDEMPOTENCY_KEY_PATTERN, IdempotencyKeyHeaderSchema } from './idempotency-header.js'
 
 const VALID_HEADER = new RegExp(IDEMPOTENCY_KEY_PATTERN)
-const WHAT_IS_VALID = CreatePetHeadersSchema.properties['idempotency-key'][PATTERN_DESCRIPTION_KEYWORD] as string
+const WHAT_IS_VALID = IdempotencyKeyHeaderSchema[PATTERN_DESCRIPTION_KEYWORD] as string
 
 /**
  * Reads the key out of an `Idempotency-Key` header: the IETF draft's structured-field string
@@ -22,10 +21,10 @@ export function parseIdempotencyKey (header: string | string[] | undefined): str
 }
 
 /**
- * The same pet asked for twice gives the same fingerprint, whatever the key order or spacing; a category id
- * beyond 2^53 is written digit for digit, so 2^53 + 1 and 2^53 + 2 differ (and an ordinary pet's fingerprint
- * is what it was before int64 values were exact).
+ * A request body's fingerprint from the values that make it what it is, in a fixed order (so key order
+ * and spacing do not matter): the same key with another fingerprint is refused. Numbers beyond 2^53 are
+ * written digit for digit, so 2^53 + 1 and 2^53 + 2 differ.
  */
-export function fingerprintOf (pet: NewPetRecord): string {
-  return createHash('sha256').update(stringifyJson([pet.name, pet.categoryId, pet.status])).digest('base64url')
+export function fingerprintOf (values: readonly unknown[]): string {
+  return createHash('sha256').update(stringifyJson(values)).digest('base64url')
 }

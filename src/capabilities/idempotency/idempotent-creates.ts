@@ -3,58 +3,63 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../infra/runtime/clock.js'
 import { ApiError, RETRY_AFTER_SECONDS } from '../../infra/errors/catalogue.js'
 import { parseJson } from '../../infra/json/exact-json.js'
-import type { Pet } from '../pets/pet-schemas.js'
-import { IdempotencyClaimLostError } from './claims.js'
-import type { NewPetRecord, PetStore } from '../pets/store/pet-store.js'
-import { fingerprintOf } from './idempotency-key.js'
+import { IdempotencyClaimLostError, type IdempotencyCompletion } from './claims.js'
+import type { IdempotencyStore } from './store/idempotency-store.js'
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_SWEEP_INTERVAL_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
 
-export interface IdempotentResult {
+export interface IdempotentResult<T> {
   /** The status the first request got (201). */
   status: number
-  pet: Pet
+  /** The resource as created, or as the record replays it. */
+  created: T
   /** True when this is a repeat answered from the record, with nothing created. */
   replayed: boolean
 }
 
 /**
- * Creates pets at most once per (API key, Idempotency-Key) within {@link IDEMPOTENCY_TTL_MS}:
- * claim the key, create the pet and store its answer in one transaction, or replay, or refuse.
+ * Creates at most once per (API key, Idempotency-Key) within {@link IDEMPOTENCY_TTL_MS}: claim the key,
+ * create the resource and store its answer in one transaction (the creating store completes the claim), or
+ * replay, or refuse.
  */
 export class IdempotentCreates {
-  readonly #store: PetStore
+  readonly #store: IdempotencyStore
   readonly #clock: Clock
   readonly #log: FastifyBaseLogger
   #sweeper: NodeJS.Timeout | undefined
   #firstSweep: NodeJS.Immediate | undefined
   #stopped = false
 
-  constructor (store: PetStore, clock: Clock, log: FastifyBaseLogger) {
+  constructor (store: IdempotencyStore, clock: Clock, log: FastifyBaseLogger) {
     this.#store = store
     this.#clock = clock
     this.#log = log
   }
 
-  async createPet (scope: string, key: string, pet: NewPetRecord): Promise<IdempotentResult> {
+  /**
+   * Runs `create` once for this key: `fingerprint` (fingerprintOf) tells a repeat from another request with
+   * the same key; `create` must complete the claim it is given in its own transaction, and throw
+   * IdempotencyClaimLostError when the claim was no longer held.
+   */
+  async create<T> (scope: string, key: string, fingerprint: string, create: (completing: IdempotencyCompletion) => Promise<T>): Promise<IdempotentResult<T>> {
     const token = randomBytes(16).toString('base64url')
     const claim = await this.#store.claimIdempotencyKey({
       scope,
       key,
-      fingerprint: fingerprintOf(pet),
+      fingerprint,
       token,
       now: new Date(this.#clock.now()),
       leaseMs: IDEMPOTENCY_LEASE_MS,
       ttlMs: IDEMPOTENCY_TTL_MS
     })
     switch (claim.outcome) {
-      case 'completed': return { status: claim.response.status, pet: parseJson(claim.response.body) as Pet, replayed: true }
+      case 'completed': return { status: claim.response.status, created: parseJson(claim.response.body) as T, replayed: true }
       case 'mismatch': throw new ApiError('idempotency_key_reused', `Idempotency-Key "${key}" was already used with a different request body; use a new key for a new pet.`)
       case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': String(RETRY_AFTER_SECONDS) })
       case 'claimed': break
     }
     const completion = { scope, key, token }
     try {
-      return { status: 201, pet: await this.#store.createPet(pet, completion), replayed: false }
+      return { status: 201, created: await create(completion), replayed: false }
     } catch (error) {
       if (error instanceof IdempotencyClaimLostError) {
         throw new ApiError('idempotency_request_in_progress', `Another request with Idempotency-Key "${key}" took over; retry to get its answer.`, { 'retry-after': String(RETRY_AFTER_SECONDS) })

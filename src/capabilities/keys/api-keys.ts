@@ -1,13 +1,8 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
-/** Prefix of generated keys, so a leaked key is recognisable in a scan. */
-export const API_KEY_PREFIX = 'petstore_'
+import { API_KEY_PREFIX, API_KEY_RANDOM_BYTES, B64TOKEN } from '../../infra/http/credentials.js'
 
-// 256 bits; base64url writes them as 43 characters
-const API_KEY_RANDOM_BYTES = 32
-
-/** A key this service issued, wherever it appears in a text (a URL, a log line). */
-export const ISSUED_API_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{${Math.ceil(API_KEY_RANDOM_BYTES * 4 / 3)}}`, 'g')
+export { API_KEY_PREFIX, BEARER_TOKEN, ISSUED_API_KEY } from '../../infra/http/credentials.js'
 
 /** A new random key: 256 bits, base64url, safe to use as a bearer token as it is. */
 export function generateApiKey (): string {
@@ -42,12 +37,6 @@ export function findDigestInConstantTime<E extends { digest: Buffer }> (entries:
 export type BearerParseResult =
   | { ok: true, token: string }
   | { ok: false, reason: 'missing' | 'malformed' }
-
-// RFC 6750 section 2.1: b64token, what a bearer credential may be made of
-const B64TOKEN = '[A-Za-z0-9\\-._~+/]+=*'
-
-/** A whole value that can be sent as a bearer token (what `PETSTORE_API_KEYS` entries must be). */
-export const BEARER_TOKEN = new RegExp(`^${B64TOKEN}$`)
 
 // credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive
 const BEARER = new RegExp(`^bearer +(${B64TOKEN}) *$`, 'i')

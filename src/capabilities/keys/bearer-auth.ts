@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { ApiError } from '../../infra/errors/catalogue.js'
-import type { ApiKeyRecord } from '../pets/store/pet-store.js'
+import { BEARER_CHALLENGE } from '../../infra/http/credentials.js'
+import type { ApiKeyRecord, KeyStore } from './store/key-store.js'
 import { digestApiKey, findDigestInConstantTime, hashApiKey, parseBearer } from './api-keys.js'
 import type { ApiKeyRole } from './roles.js'
 
@@ -29,6 +30,8 @@ declare module 'fastify' {
 }
 
 export interface BearerAuthOptions {
+  /** Where keys created by `npx petstore keys create` are found. */
+  store: KeyStore
   /** Keys from the environment, accepted besides the store's: `PETSTORE_API_KEYS` (write). */
   environmentKeys: readonly string[]
   /** Keys from the environment with the read role (`PETSTORE_READ_API_KEYS`). */
@@ -44,7 +47,7 @@ const MAX_CACHED_KEYS = 10_000
 // writing last_used_at on every request would turn each read into a write
 const LAST_USED_RESOLUTION_MS = 60_000
 
-const CHALLENGE = 'Bearer realm="petstore"'
+const CHALLENGE = BEARER_CHALLENGE
 const MESSAGES = {
   missing: 'Missing API key: send "Authorization: Bearer <API key>".',
   malformed: 'Malformed Authorization header: expected "Bearer <API key>".',
@@ -79,7 +82,7 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     if (cached !== undefined) return cached
     // the entry ages from before the look-up: a revocation committed while it ran still bites in time
     const start = app.clock.now()
-    const record = await app.store.findActiveApiKeyByHash(hash)
+    const record = await options.store.findActiveApiKeyByHash(hash)
     if (record !== undefined) found?.set(hash, record, { start })
     return record
   }
@@ -114,7 +117,7 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     lastTouched.set(id, now)
     // after the current request's work: bookkeeping must not delay the answer
     setImmediate(() => {
-      app.store.touchApiKey(id, new Date(now)).catch((error: unknown) => {
+      options.store.touchApiKey(id, new Date(now)).catch((error: unknown) => {
         request.log.warn({ err: error }, 'could not record API key use')
       })
     })

@@ -1,4 +1,4 @@
-import type { PetStore } from '../pets/store/pet-store.js'
+import type { KeyStore } from './store/key-store.js'
 import { generateApiKey, hashApiKey } from './api-keys.js'
 
 export const BOOTSTRAP_KEY_NAME = 'bootstrap'
@@ -9,7 +9,7 @@ export const BOOTSTRAP_KEY_NAME = 'bootstrap'
  * key was ever created — revoking every key must not mint a new one at the next
  * restart. Only its hash is stored.
  */
-export async function createBootstrapKeyIfNone (store: PetStore, environmentKeys: readonly string[]): Promise<string | undefined> {
+export async function createBootstrapKeyIfNone (store: KeyStore, environmentKeys: readonly string[]): Promise<string | undefined> {
   if (environmentKeys.length > 0) return undefined
   const key = generateApiKey()
   // instances starting together on one database: only one of them creates (and prints) it

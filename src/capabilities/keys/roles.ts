@@ -5,8 +5,7 @@ export type ApiKeyRole = typeof API_KEY_ROLES[number]
 /** The role of a key created without one (and of every key made before roles existed): full access. */
 export const DEFAULT_API_KEY_ROLE: ApiKeyRole = 'write'
 
-/** The `WWW-Authenticate` of a 403 (RFC 6750 §3.1): the key is valid but may not do this. */
-export const INSUFFICIENT_SCOPE_CHALLENGE = 'Bearer realm="petstore", error="insufficient_scope"'
+export { INSUFFICIENT_SCOPE_CHALLENGE } from '../../infra/http/credentials.js'
 
 // the methods of operations that only read; every other method writes
 const READING_METHODS = new Set(['GET', 'HEAD'])

@@ -3,7 +3,7 @@ import { ApiError } from '../../infra/errors/catalogue.js'
 import { commonErrorResponses, errorResponse } from '../../infra/schemas/responses.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
 
-const orders: FastifyPluginAsyncTypebox = async (app) => {
+const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/store/orders', {
     schema: {
       operationId: 'listStoreOrders',
@@ -28,4 +28,4 @@ const orders: FastifyPluginAsyncTypebox = async (app) => {
   allowOnly(app, '/store/orders', ['GET'])
 }
 
-export default orders
+export default ordersRoutes

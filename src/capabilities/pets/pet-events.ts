@@ -1,4 +1,4 @@
-import type { PetChanges } from '../events/event-schemas.js'
+import type { PetChanges } from './pet-event-schemas.js'
 import type { Pet } from './pet-schemas.js'
 
 /** The `data` of a `pet.created` event. */

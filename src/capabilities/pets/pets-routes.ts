@@ -1,14 +1,15 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { AuthenticatedKey } from '../keys/bearer-auth.js'
+import type { AuthenticatedKey } from '../keys/index.js'
 import type { CounterSeries } from '../../infra/metrics/tally.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { ifNoneMatchMatches, strongEtag } from '../../infra/http/etag.js'
 import { PageCache, type CachedPage } from './page-cache.js'
-import { parseIdempotencyKey } from '../idempotency/idempotency-key.js'
-import { CreatePetHeadersSchema, GetPetHeadersSchema } from '../../infra/schemas/headers.js'
+import { petFingerprint } from './pet-fingerprint.js'
+import { parseIdempotencyKey } from '../idempotency/index.js'
+import { CreatePetHeadersSchema, GetPetHeadersSchema } from './pet-headers.js'
 import { DEFAULT_PET_STATUS, NewPetSchema, PAGE_LIMIT_DEFAULT, PetSchema, PetsSchema } from './pet-schemas.js'
 import { ListPetsQuerySchema, PetIdParamsSchema } from './list-query.js'
 import { ACCEPT_ENCODING_HEADER } from '../../infra/http/content-types.js'
@@ -32,7 +33,7 @@ function sendPage (reply: FastifyReply, page: CachedPage): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(page.body)
 }
 
-const pets: FastifyPluginAsyncTypebox = async (app) => {
+const petsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // hot pages, reused while the store's list version holds (docs/performance.md)
   const pages = new PageCache(app.clock)
 
@@ -94,7 +95,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     const baseUrl = baseUrlOf(request)
     // the raw cursor is part of the key: a cached page's cursor was checked when the page was read
     const key = `${baseUrl} ${status ?? ''} ${limit} ${cursor ?? ''}`
-    const version = app.store.listVersion()
+    const version = app.petStore.listVersion()
     const cached = pages.get(key, version)
     if (cached !== undefined) return sendPage(reply, cached)
     return sendPage(reply, await pages.load(key, version, async () => {
@@ -107,7 +108,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
         }
         afterId = position.afterId
       }
-      const page = await app.store.listPets({ status, afterId, limit })
+      const page = await app.petStore.listPets({ status, afterId, limit })
       const last = page.pets.at(-1)
       let link: string | undefined
       if (page.hasMore && last !== undefined) {
@@ -154,10 +155,11 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
     const newPet = { name, categoryId, status: status ?? DEFAULT_PET_STATUS }
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'])
     if (idempotencyKey === undefined || request.apiKey === null) {
-      const pet = await app.store.createPet(newPet)
+      const pet = await app.petStore.createPet(newPet)
       return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
     }
-    const { status: firstStatus, pet, replayed } = await app.idempotentCreates.createPet(request.apiKey.scope, idempotencyKey, newPet)
+    const { status: firstStatus, created: pet, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey, petFingerprint(newPet),
+      async (completing) => await app.petStore.createPet(newPet, completing))
     if (replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(firstStatus).header('location', `/v1/pets/${pet.id}`).send(pet)
   })
@@ -222,7 +224,7 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
         : undefined)
     }
   }, async (request) => {
-    const pet = await app.store.findPetById(request.params.petId)
+    const pet = await app.petStore.findPetById(request.params.petId)
     if (pet === undefined) throw new ApiError('pet_not_found', petNotFoundMessage(request.params.petId))
     return pet
   })
@@ -233,4 +235,4 @@ const pets: FastifyPluginAsyncTypebox = async (app) => {
   allowOnly(app, '/pets/:petId', ['GET', 'PATCH'])
 }
 
-export default pets
+export default petsRoutes

@@ -6,7 +6,7 @@ import { acceptMergePatchBodies, BODY_TOO_LARGE_MESSAGE, MERGE_PATCH_MEDIA_TYPES
 import { ifMatchMatches, strongEtag } from '../../infra/http/etag.js'
 import type { Int64 } from '../../infra/json/int64.js'
 import { describeTransitions, FINAL_STATUSES, STATUS_TRANSITIONS } from './status-transitions.js'
-import { UpdatePetHeadersSchema } from '../../infra/schemas/headers.js'
+import { UpdatePetHeadersSchema } from './pet-headers.js'
 import { PET_STATUSES, PetPatchSchema, PetSchema, type Pet, type PetStatus } from './pet-schemas.js'
 import { PetIdParamsSchema } from './list-query.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../../infra/schemas/responses.js'
@@ -92,7 +92,7 @@ const updatePet: FastifyPluginAsyncTypebox = async (app) => {
     const ifMatch = request.headers['if-match']
     // the tag of the pet as it is inside the store's transaction, made exactly as the answer's (and getPet's)
     const precondition = ifMatch === undefined ? undefined : (current: Pet) => ifMatchMatches(ifMatch, strongEtag(serializePet(reply, current)))
-    const result = await app.store.updatePet(petId, request.body, precondition)
+    const result = await app.petStore.updatePet(petId, request.body, precondition)
     switch (result.outcome) {
       case 'not_found': throw new ApiError('pet_not_found', petNotFoundMessage(petId))
       case 'precondition_failed': throw new ApiError('precondition_failed', preconditionFailedMessage(petId))

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import type { Config } from '../../infra/config/config.js'
+import fp from 'fastify-plugin'
+import { settleHook } from '../../infra/http/settle-hook.js'
 import { RateLimits } from './rate-limits.js'
 
 declare module 'fastify' {
@@ -17,14 +18,15 @@ const STORE_ERROR_LOG_INTERVAL_MS = 10_000
 
 /**
  * Decorates the app with its {@link RateLimits}: counters in Redis when `REDIS_URL` is set (shared by
- * all instances), else in memory. Needs the app's store, clock and metrics.
+ * all instances), else in memory. Needs the app's database, clock and metrics.
  */
-export async function registerRateLimits (app: FastifyInstance, config: Config): Promise<void> {
+export const rateLimits = fp(async (app) => {
+  const { config } = app
   // loaded only when used: ioredis alone adds about 20 MB to the process
   const redis = config.redisUrl === undefined ? undefined : await (await import('./redis.js')).connectRedis(config.redisUrl, app.log)
   if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
   // one id per database: instances of one deployment share counters, staging and production never do
-  const deploymentId = await app.store.ensureSetting('deployment_id', randomUUID())
+  const deploymentId = await app.database.ensureSetting('deployment_id', randomUUID())
   let lastErrorLoggedAt = -Infinity
   app.decorate('rateLimits', await RateLimits.register(app, {
     perKey: config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
@@ -43,4 +45,10 @@ export async function registerRateLimits (app: FastifyInstance, config: Config):
       app.log.warn({ code, reason: message }, 'rate-limit check skipped: the counter store failed (fail open)')
     }
   }))
+}, { name: 'petstore-rate-limits', dependencies: ['petstore-database'] })
+
+/** After authentication, in `scope` (e.g. `/v1`): each request counts against its key's limit (429 beyond it). */
+export function limitPerKey (scope: FastifyInstance): void {
+  const { rateLimits } = scope
+  scope.addHook('onRequest', (request, reply, done) => { settleHook(() => rateLimits.consumeForKey(request, reply), done) })
 }

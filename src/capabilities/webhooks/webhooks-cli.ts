@@ -1,7 +1,7 @@
 import type { Config } from '../../infra/config/config.js'
-import { EVENT_TYPES, type EventType } from '../events/event-schemas.js'
-import { describeDatabase, openStore } from '../../infra/database/open-database.js'
-import type { WebhookEndpointRecord, WebhookStore } from './store/webhook-store.js'
+import { EVENT_TYPES, type EventType } from '../events/index.js'
+import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
+import { createWebhookStore, type WebhookEndpointRecord, type WebhookStore } from './store/webhook-store.js'
 import { WebhookAddressError } from './address-guard.js'
 import { generateWebhookSecret } from './signature.js'
 import { checkWebhookUrl } from './webhook-url.js'
@@ -56,11 +56,11 @@ type Run = (webhooks: WebhookStore, database: string, out: Output, err: Output) 
 export async function runWebhookCommand (command: WebhookCommand, values: Values, positionals: string[], config: Config, out: Output, err: Output): Promise<number> {
   const run = await prepare(command, values, positionals, config)
   const database = describeDatabase(config.database)
-  const { store, webhooks } = await openStore(config.database)
+  const { database: opened } = await openDatabase(config.database)
   try {
-    return await run(webhooks, database, out, err)
+    return await run(await createWebhookStore(opened), database, out, err)
   } finally {
-    await store.close()
+    await opened.close()
   }
 }
 

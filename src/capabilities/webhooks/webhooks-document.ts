@@ -1,8 +1,8 @@
 import type { WebhookSettings } from '../../infra/config/config.js'
-import { EVENT_TYPES, PetCreatedEventSchema, PetUpdatedEventSchema, type EventType } from '../events/event-schemas.js'
+import { EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, type EventType } from '../events/index.js'
 import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-sender.js'
 
-const SCHEMA_OF: Record<EventType, { $id?: string, examples?: unknown }> = { 'pet.created': PetCreatedEventSchema, 'pet.updated': PetUpdatedEventSchema }
+const SCHEMA_OF = EVENT_SCHEMA_OF_TYPE
 const OPERATION_ID_OF: Record<EventType, string> = { 'pet.created': 'petCreatedWebhook', 'pet.updated': 'petUpdatedWebhook' }
 
 /** The request headers of every webhook (Standard Webhooks), as OpenAPI header parameters. */

@@ -1,9 +1,11 @@
 import { isAbsolute, join, resolve } from 'node:path'
-import { BEARER_TOKEN } from '../../capabilities/keys/api-keys.js'
+import { BEARER_TOKEN } from '../http/credentials.js'
 import { ConfigError } from './config-error.js'
 import { INSTALL_ROOT } from '../runtime/install-root.js'
 import { parseTracing, type TraceSampler, type TracingSettings } from './otel-config.js'
-import { SQLITE_BUSY_TIMEOUT_MS } from '../database/sqlite/busy-timeout.js'
+
+/** How long SQLite waits for another connection's write lock before the request gets a 503. */
+export const SQLITE_BUSY_TIMEOUT_MS = 250
 
 /** Where the catalogue lives, parsed from `DATABASE_URL`. */
 export type DatabaseLocation =

@@ -1,8 +1,3 @@
-import { StoreUnavailableError } from '../errors/catalogue.js'
-import type { Pet } from '../../capabilities/pets/pet-schemas.js'
-import type { IdempotencyCompletion } from '../../capabilities/idempotency/claims.js'
-import type { NewPetRecord } from '../../capabilities/pets/store/pet-store.js'
-
 /** The outcome of one item of a batch: its result, or the error that item alone failed with. */
 export type ItemOutcome<R> = { ok: true, value: R } | { ok: false, error: unknown }
 
@@ -83,22 +78,4 @@ export class GroupCommit<T, R> {
       if (this.#queue.length > 0) this.#schedule()
     }
   }
-}
-
-/** A create waiting for its group commit: the pet, and the idempotency claim its answer completes. */
-export interface PendingCreate {
-  pet: NewPetRecord
-  completing: IdempotencyCompletion | undefined
-}
-
-// a bound on one batch, so one burst cannot hold SQLite's write lock (or PostgreSQL's id lock) for long
-const MAX_CREATES_PER_COMMIT = 256
-
-/**
- * The group commit of pet creates, as both stores run it: at most 256 creates per batch, and the
- * creates queued behind a batch that found the store unavailable fail with it (their 503 comes
- * within the store's bound instead of after a chain of timeouts).
- */
-export function groupCreates (write: BatchWriter<PendingCreate, Pet>): GroupCommit<PendingCreate, Pet> {
-  return new GroupCommit(write, MAX_CREATES_PER_COMMIT, (error) => error instanceof StoreUnavailableError)
 }

@@ -1,32 +1,28 @@
 import type { DatabaseLocation } from '../config/config.js'
-import type { EventStore } from '../../capabilities/events/store/event-store.js'
-import type { MigrationResult, PetStore } from '../../capabilities/pets/store/pet-store.js'
+import type { Database, MigrationResult } from './database.js'
 import { describePostgres } from './postgres/connection.js'
-import type { WebhookStore } from '../../capabilities/webhooks/store/webhook-store.js'
 
-export interface OpenStoreOptions {
-  /** Told about store failures that happen outside any call (e.g. a dropped idle connection). */
+export interface OpenDatabaseOptions {
+  /** Told about database failures that happen outside any call (e.g. a dropped idle connection). */
   onBackgroundError?: (error: Error) => void
 }
 
-/** A store as opened: the pets, the change feed and the webhooks on the same connection, and what migrating did. */
-export interface OpenedStore {
-  store: PetStore
-  events: EventStore
-  webhooks: WebhookStore
+/** A database as opened, and what migrating it did. */
+export interface OpenedDatabase {
+  database: Database
   migration: MigrationResult
 }
 
 /**
- * Opens the store `DATABASE_URL` names and brings its schema up to date.
- * Each engine's module is loaded only when it is used.
+ * Opens the database `DATABASE_URL` names and brings its schema up to date. Each engine's module is
+ * loaded only when it is used, so the SQLite path never loads `pg` and the reverse.
  */
-export async function openStore (location: DatabaseLocation, options: OpenStoreOptions = {}): Promise<OpenedStore> {
-  const store = await createStore(location, options)
+export async function openDatabase (location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<OpenedDatabase> {
+  const database = await connect(location, options)
   try {
-    return { store, events: store.events, webhooks: store.webhooks, migration: await store.migrate() }
+    return { database, migration: await database.migrate() }
   } catch (error) {
-    await store.close()
+    await database.close()
     throw error
   }
 }
@@ -40,16 +36,16 @@ export function describeDatabase (location: DatabaseLocation): string {
   }
 }
 
-async function createStore (location: DatabaseLocation, options: OpenStoreOptions): Promise<PetStore & { readonly events: EventStore, readonly webhooks: WebhookStore }> {
+async function connect (location: DatabaseLocation, options: OpenDatabaseOptions): Promise<Database> {
   switch (location.kind) {
     case 'sqlite':
     case 'sqlite-memory': {
-      const { SqlitePetStore } = await import('../../capabilities/pets/store/sqlite-pet-store.js')
-      return new SqlitePetStore(location.kind === 'sqlite' ? { path: location.path } : { memory: true })
+      const { SqliteDatabase } = await import('./sqlite/sqlite-database.js')
+      return new SqliteDatabase(location.kind === 'sqlite' ? { path: location.path } : { memory: true })
     }
     case 'postgres': {
-      const { PostgresPetStore } = await import('../../capabilities/pets/store/postgres-pet-store.js')
-      return new PostgresPetStore({ url: location.url, poolSize: location.poolSize, timeoutMs: location.timeoutMs, ...options })
+      const { PostgresDatabase } = await import('./postgres/postgres-database.js')
+      return new PostgresDatabase({ url: location.url, poolSize: location.poolSize, timeoutMs: location.timeoutMs, ...options })
     }
   }
 }

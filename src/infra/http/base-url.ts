@@ -21,3 +21,11 @@ function sameHost (base: URL, requestHost: string): boolean {
   }
   return request.host === base.host
 }
+
+/** The servers for routes that live beside `/v1` rather than under it (health checks, …). */
+export function unversionedServers (config: Config): Array<{ url: string, description: string }> {
+  const withoutVersion = (url: string): string => url.slice(0, -'/v1'.length) || '/'
+  const servers = [{ url: withoutVersion(config.publicBaseUrl), description: 'Production' }]
+  if (config.stagingBaseUrl !== undefined) servers.push({ url: withoutVersion(config.stagingBaseUrl), description: 'Staging' })
+  return servers
+}

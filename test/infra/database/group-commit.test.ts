@@ -4,12 +4,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import pg from 'pg'
 import { loadConfig } from '../../../src/infra/config/config.js'
 import { StoreUnavailableError } from '../../../src/infra/errors/catalogue.js'
-import { fingerprintOf } from '../../../src/capabilities/idempotency/idempotency-key.js'
+import { petFingerprint } from '../../../src/capabilities/pets/pet-fingerprint.js'
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../../../src/capabilities/idempotency/policy.js'
 import { GroupCommit, type ItemOutcome } from '../../../src/infra/database/group-commit.js'
 import { IdempotencyClaimLostError, type IdempotencyClaimRequest, type IdempotencyCompletion } from '../../../src/capabilities/idempotency/claims.js'
-import { openStore } from '../../../src/infra/database/open-database.js'
-import type { NewPetRecord, PetStore } from '../../../src/capabilities/pets/store/pet-store.js'
+import { openDatabase } from '../../../src/infra/database/open-database.js'
+import type { Database } from '../../../src/infra/database/database.js'
+import { createIdempotencyStore, type IdempotencyStore } from '../../../src/capabilities/idempotency/store/idempotency-store.js'
+import { createPetStore, type NewPetRecord, type PetStore } from '../../../src/capabilities/pets/store/pet-store.js'
 import type { Pet, PetStatus } from '../../../src/capabilities/pets/pet-schemas.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../../helpers/databases.js'
 
@@ -226,11 +228,11 @@ const T0 = Date.now() + 60 * 60_000
 const SCOPE = 'key:1'
 
 /** A migrated store on `databaseUrl` (a fresh database by default), closed when the test ends. */
-async function openFresh (t: TestContext, kind: StoreKind, databaseUrl?: string, env: Record<string, string> = {}): Promise<{ store: PetStore, databaseUrl: string }> {
+async function openFresh (t: TestContext, kind: StoreKind, databaseUrl?: string, env: Record<string, string> = {}): Promise<{ store: PetStore, idempotency: IdempotencyStore, database: Database, databaseUrl: string }> {
   const url = databaseUrl ?? await freshDatabaseUrl(t, kind)
-  const { store } = await openStore(loadConfig({ ...env, DATABASE_URL: url }).database)
-  t.after(() => store.close())
-  return { store, databaseUrl: url }
+  const { database } = await openDatabase(loadConfig({ ...env, DATABASE_URL: url }).database)
+  t.after(() => database.close())
+  return { store: await createPetStore(database), idempotency: await createIdempotencyStore(database), database, databaseUrl: url }
 }
 
 /**
@@ -262,14 +264,14 @@ async function blockInserts (t: TestContext, databaseUrl: string): Promise<{ rel
 }
 
 function claimOf (key: string, token: string, pet: NewPetRecord, at = T0): IdempotencyClaimRequest {
-  return { scope: SCOPE, key, fingerprint: fingerprintOf(pet), token, now: new Date(at), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS }
+  return { scope: SCOPE, key, fingerprint: petFingerprint(pet), token, now: new Date(at), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS }
 }
 
 /** Claims `key` with `token`, then has a later request take it over (the lease ran out): `token` no longer holds it. */
-async function claimThenLose (store: PetStore, key: string, token: string, pet: NewPetRecord): Promise<{ holder: string }> {
-  assert.deepEqual(await store.claimIdempotencyKey(claimOf(key, token, pet)), { outcome: 'claimed' })
+async function claimThenLose (idempotency: IdempotencyStore, key: string, token: string, pet: NewPetRecord): Promise<{ holder: string }> {
+  assert.deepEqual(await idempotency.claimIdempotencyKey(claimOf(key, token, pet)), { outcome: 'claimed' })
   const holder = `${token}-successor`
-  assert.deepEqual(await store.claimIdempotencyKey(claimOf(key, holder, pet, T0 + IDEMPOTENCY_LEASE_MS)), { outcome: 'claimed' })
+  assert.deepEqual(await idempotency.claimIdempotencyKey(claimOf(key, holder, pet, T0 + IDEMPOTENCY_LEASE_MS)), { outcome: 'claimed' })
   return { holder }
 }
 
@@ -302,7 +304,7 @@ function newPet (i: number): NewPetRecord {
 for (const kind of testStores()) {
   describe(`group commit of createPet (${kind})`, () => {
     test('When 100 pets are created at once, then each gets its own id, ascending in submission order, and reads back as returned, also after reopening', async (t) => {
-      const { store, databaseUrl } = await openFresh(t, kind)
+      const { store, database, databaseUrl } = await openFresh(t, kind)
       const wanted = Array.from({ length: 100 }, (_, i) => newPet(i))
 
       const created = await Promise.all(wanted.map(async (pet) => await store.createPet(pet)))
@@ -314,21 +316,21 @@ for (const kind of testStores()) {
       }
       for (const pet of created) assert.deepEqual(await store.findPetById(pet.id), pet)
       assert.deepEqual(await allPets(store), created)
-      await store.close()
+      await database.close()
       const reopened = await openFresh(t, kind, databaseUrl)
       assert.deepEqual(await allPets(reopened.store), created)
     })
 
     test('When a batch mixes plain creates with completions of claims and one claim was taken over, then only that create fails, and only its pet is missing', async (t) => {
-      const { store, databaseUrl } = await openFresh(t, kind)
+      const { store, idempotency, databaseUrl } = await openFresh(t, kind)
       // even: plain creates; odd: each completes a claim of its own; create 5 lost its claim
       const wanted = Array.from({ length: 10 }, (_, i) => newPet(i))
       const completions = new Map<number, IdempotencyCompletion>()
       for (const i of [1, 3, 7, 9]) {
-        await store.claimIdempotencyKey(claimOf(`k${i}`, `token-${i}`, wanted[i]!))
+        await idempotency.claimIdempotencyKey(claimOf(`k${i}`, `token-${i}`, wanted[i]!))
         completions.set(i, { scope: SCOPE, key: `k${i}`, token: `token-${i}` })
       }
-      const { holder } = await claimThenLose(store, 'k5', 'token-5', wanted[5]!)
+      const { holder } = await claimThenLose(idempotency, 'k5', 'token-5', wanted[5]!)
       completions.set(5, { scope: SCOPE, key: 'k5', token: 'token-5' })
 
       const outcomes = await Promise.allSettled(wanted.map(async (pet, i) => await store.createPet(pet, completions.get(i))))
@@ -373,9 +375,9 @@ for (const kind of testStores()) {
     })
 
     test('When the old and the new holder of one claim both complete it in the same batch, then only the new holder creates a pet', async (t) => {
-      const { store, databaseUrl } = await openFresh(t, kind)
+      const { store, idempotency, databaseUrl } = await openFresh(t, kind)
       const rex: NewPetRecord = { name: 'Rex', categoryId: 1, status: 'available' }
-      const { holder } = await claimThenLose(store, 'k', 'token-old', rex)
+      const { holder } = await claimThenLose(idempotency, 'k', 'token-old', rex)
 
       const [old, current] = await Promise.allSettled([
         store.createPet(rex, { scope: SCOPE, key: 'k', token: 'token-old' }),

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, test, type TestContext } from 'node:test'
 import { loadConfig } from '../../../src/infra/config/config.js'
-import { openStore } from '../../../src/infra/database/open-database.js'
-import type { PetStore } from '../../../src/capabilities/pets/store/pet-store.js'
+import { openDatabase } from '../../../src/infra/database/open-database.js'
+import { openStores, type OpenedStores } from '../../helpers/stores.js'
 import pg from 'pg'
 import { StoreUnavailableError } from '../../../src/infra/errors/catalogue.js'
 import { toStoreError } from '../../../src/infra/database/postgres/errors.js'
@@ -12,13 +12,11 @@ import { execSql, freshDatabaseUrl, requiresPostgres, testDatabaseUrl, withPostg
 import { buildTestApp, postPet } from '../../helpers/build-app.js'
 import { assertError } from '../../helpers/assertions.js'
 
-async function openOn (t: TestContext, databaseUrl: string): Promise<PetStore> {
-  const { store } = await openStore(loadConfig({ DATABASE_URL: databaseUrl }).database)
-  t.after(() => store.close())
-  return store
+async function openOn (t: TestContext, databaseUrl: string): Promise<OpenedStores> {
+  return await openStores(t, 'postgres', databaseUrl)
 }
 
-describe('PostgresPetStore', requiresPostgres(), () => {
+describe('PostgreSQL database', requiresPostgres(), () => {
   test('When int8 text is parsed, then it is a number only when exactly representable, else a bigint', () => {
     assert.equal(parseInt8('9007199254740991'), Number.MAX_SAFE_INTEGER)
     assert.equal(parseInt8('-9007199254740991'), -Number.MAX_SAFE_INTEGER)
@@ -69,7 +67,7 @@ describe('PostgresPetStore', requiresPostgres(), () => {
     const url = new URL(testDatabaseUrl())
     url.pathname = `/${name}`
 
-    await assert.rejects(openStore(loadConfig({ DATABASE_URL: url.toString() }).database), /database encoding is LATIN1; petstore needs a UTF8 database/)
+    await assert.rejects(openDatabase(loadConfig({ DATABASE_URL: url.toString() }).database), /database encoding is LATIN1; petstore needs a UTF8 database/)
   })
 
   test('When the schema is created, then ids are int8 identities that stop at 2^53 - 1', async (t) => {
@@ -86,7 +84,7 @@ describe('PostgresPetStore', requiresPostgres(), () => {
 
   test('When the last exact id is drawn, then it is returned as that exact number', async (t) => {
     const databaseUrl = await freshDatabaseUrl(t, 'postgres')
-    const store = await openOn(t, databaseUrl)
+    const { pets: store } = await openOn(t, databaseUrl)
     await execSql(databaseUrl, "SELECT setval(pg_get_serial_sequence('pets', 'id'), $1)", [String(Number.MAX_SAFE_INTEGER - 1)])
 
     const pet = await store.createPet({ name: 'last', categoryId: 1, status: 'available' })
@@ -97,7 +95,7 @@ describe('PostgresPetStore', requiresPostgres(), () => {
 
   test('When pets are created concurrently through two pools, then every listing is a prefix of the final one (ids commit in order)', async (t) => {
     const databaseUrl = await freshDatabaseUrl(t, 'postgres')
-    const [a, b] = [await openOn(t, databaseUrl), await openOn(t, databaseUrl)] as const
+    const [a, b] = [(await openOn(t, databaseUrl)).pets, (await openOn(t, databaseUrl)).pets] as const
     const writers = new AbortController()
     const seen: number[][] = []
     const reader = (async () => {
@@ -119,14 +117,14 @@ describe('PostgresPetStore', requiresPostgres(), () => {
   test('When the search_path names a schema that does not exist, then opening fails saying so', async () => {
     const url = withSearchPath(testDatabaseUrl(), 'petstore_no_such_schema')
 
-    await assert.rejects(openStore(loadConfig({ DATABASE_URL: url }).database), /search_path names no schema that exists/)
+    await assert.rejects(openDatabase(loadConfig({ DATABASE_URL: url }).database), /search_path names no schema that exists/)
   })
 
   test('When the store describes itself, then the description names host, database and schema but never the password', async (t) => {
     const url = new URL(await freshDatabaseUrl(t, 'postgres'))
     url.password = 's3cret'
     // trust authentication ignores the password, so this connects
-    const store = await openOn(t, url.toString())
+    const { database: store } = await openOn(t, url.toString())
 
     assert.match(store.description, /^postgres(ql)?:\/\/postgres@127\.0\.0\.1:5432\/test \(schema petstore_test_[0-9a-f]+\)$/)
     assert.doesNotMatch(store.description, /s3cret/)

@@ -2,35 +2,36 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { Database } from '../../../src/infra/database/sqlite/driver.js'
-import { loadConfig } from '../../../src/infra/config/config.js'
-import { openStore } from '../../../src/infra/database/open-database.js'
+import { loadConfig, SQLITE_BUSY_TIMEOUT_MS } from '../../../src/infra/config/config.js'
+import { openDatabase } from '../../../src/infra/database/open-database.js'
+import { createPetStore } from '../../../src/capabilities/pets/store/pet-store.js'
 import { openSqliteDatabase } from '../../../src/infra/database/sqlite/connection.js'
 import { SQL } from '../../../src/capabilities/pets/store/sqlite-sql.js'
 import { migrateSqlite } from '../../../src/infra/database/sqlite/migrations.js'
 import { tempDir } from '../../helpers/build-app.js'
 
-describe('SqlitePetStore', () => {
+describe('SQLite database', () => {
   test('When a file store is opened, then writes are durable: WAL with synchronous=FULL', async (t) => {
     const path = join(await tempDir(t), 'pets.db')
-    const { store } = await openStore(loadConfig({ DATABASE_URL: `sqlite:${path}` }).database)
-    t.after(() => store.close())
+    const { database } = await openDatabase(loadConfig({ DATABASE_URL: `sqlite:${path}` }).database)
+    t.after(() => database.close())
+    assert.equal(database.kind, 'sqlite')
 
     const db = new Database(path, { readonly: true })
     t.after(() => db.close())
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal')
-    // synchronous is per connection: ask one opened the way the store opens its own
-    const connection = openSqliteDatabase({ path })
-    t.after(() => connection.close())
-    assert.equal(['off', 'normal', 'full', 'extra'][connection.pragma('synchronous', { simple: true }) as number], 'full')
+    // synchronous is per connection: asked of the very connection every store of the app writes through
+    assert.equal(['off', 'normal', 'full', 'extra'][database.connection.pragma('synchronous', { simple: true }) as number], 'full')
+    assert.equal(database.connection.pragma('busy_timeout', { simple: true }), SQLITE_BUSY_TIMEOUT_MS)
   })
 
   test('When the directory of the file does not exist, then it is created', async (t) => {
     const path = join(await tempDir(t), 'nested', 'deeper', 'pets.db')
 
-    const { store } = await openStore({ kind: 'sqlite', path })
-    t.after(() => store.close())
+    const { database } = await openDatabase({ kind: 'sqlite', path })
+    t.after(() => database.close())
 
-    assert.deepEqual((await store.listPets({ limit: 5 })).pets, [])
+    assert.deepEqual((await (await createPetStore(database)).listPets({ limit: 5 })).pets, [])
   })
 
   test('When the list query runs, then SQLite walks the (status, id) index or the primary key, never a sort', async (t) => {

@@ -208,7 +208,7 @@ describe('one access-log line per request', () => {
   test('When LOG_LEVEL is info and a request fails because the store is unavailable, then the failure is still logged beside its access line', async (t) => {
     const logs = captureLogs()
     const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
-    await api.app.store.close()
+    await api.app.database.close()
 
     const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'down-1' } })
 
@@ -264,7 +264,7 @@ for (const store of testStores()) {
     test('When the store is unreachable, then the 503 is a warn (the database\'s state, not a fault of ours) and nothing is at error', async (t) => {
       const logs = captureLogs()
       const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
-      await api.app.store.close()
+      await api.app.database.close()
 
       await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'store-down' } })
 

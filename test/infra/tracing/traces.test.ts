@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { generateApiKey, hashApiKey } from '../../../src/capabilities/keys/api-keys.js'
 import { loadConfig } from '../../../src/infra/config/config.js'
-import { openStore } from '../../../src/infra/database/open-database.js'
+import { openDatabase } from '../../../src/infra/database/open-database.js'
+import { createKeyStore } from '../../../src/capabilities/keys/store/key-store.js'
 import { OtlpReceiver, type ReceivedSpan } from '../../../tools/harness/otlp-receiver.js'
 import { freshDatabaseUrl, testStores } from '../../helpers/databases.js'
 import { serverProcesses } from '../../helpers/processes.js'
@@ -27,11 +28,11 @@ function descendsFrom (span: ReceivedSpan, ancestorId: string, spans: readonly R
 /** Creates a key in the store before the server starts, as `keys create` does. */
 async function createKey (databaseUrl: string, name: string): Promise<string> {
   const key = generateApiKey()
-  const { store } = await openStore(loadConfig({ DATABASE_URL: databaseUrl }).database)
+  const { database } = await openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database)
   try {
-    await store.createApiKey(name, hashApiKey(key), 'write')
+    await (await createKeyStore(database)).createApiKey(name, hashApiKey(key), 'write')
   } finally {
-    await store.close()
+    await database.close()
   }
   return key
 }

@@ -1,3 +1,4 @@
+import type { Database } from '../../../infra/database/database.js'
 import type { Event, EventType } from '../event-schemas.js'
 
 /** One page of the change feed, in id order, starting after `afterId`. */
@@ -26,9 +27,8 @@ export interface EventPurge {
 }
 
 /**
- * The change feed as stored. Events are written by the {@link PetStore} itself, in the transaction of
- * each change (a transactional outbox); this interface reads them and applies retention. Both stores
- * implement it on the connection their PetStore holds.
+ * The change feed as stored. Events are written by the store of each capability that records them, in the
+ * transaction of each change (a transactional outbox); this interface reads them and applies retention.
  */
 export interface EventStore {
   listEvents (query: EventPageQuery): Promise<EventPage>
@@ -40,4 +40,12 @@ export interface EventStore {
    * every instance at once.
    */
   purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge>
+}
+
+/** The event store of `database`'s engine (its module loaded only for that engine). */
+export async function createEventStore (database: Database): Promise<EventStore> {
+  switch (database.kind) {
+    case 'sqlite': return new (await import('./sqlite-event-store.js')).SqliteEventStore(database)
+    case 'postgres': return new (await import('./postgres-event-store.js')).PostgresEventStore(database)
+  }
 }

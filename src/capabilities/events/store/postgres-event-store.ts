@@ -1,10 +1,11 @@
 import type pg from 'pg'
 import type { EventPage, EventPageQuery, EventPurge, EventStore } from './event-store.js'
 import { EVENT_COLUMNS, rowToEvent, type EventRow } from './event-rows.js'
-import type { Statement } from '../../pets/store/postgres-sql.js'
+import type { Statement } from '../../../infra/database/postgres/locks.js'
+import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
 
-/** Runs one statement on the store's pool (errors already mapped to store errors). */
-export type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => Promise<R[]>
+/** Runs one statement on the database's pool (errors already mapped to store errors). */
+type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => Promise<R[]>
 
 // a page and the retention mark (of its type, or of all) in one statement, so one snapshot: a purge is seen by both or by neither
 const pageSql = (filter: string, markFilter: string): string =>
@@ -31,12 +32,12 @@ const SQL = {
 
 type PageRow = { purged_through: number } & { [column in keyof EventRow]: EventRow[column] | null }
 
-/** The change feed of the shared store, on the pool its {@link PostgresPetStore} holds. */
+/** The change feed of the shared store, on the database's pool. */
 export class PostgresEventStore implements EventStore {
   readonly #query: RunQuery
 
-  constructor (query: RunQuery) {
-    this.#query = query
+  constructor (database: PostgresDatabase) {
+    this.#query = async (statement, values) => await database.query(statement, values)
   }
 
   async listEvents (query: EventPageQuery): Promise<EventPage> {

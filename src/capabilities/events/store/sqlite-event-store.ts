@@ -1,8 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { EventPage, EventPageQuery, EventPurge, EventStore } from './event-store.js'
 import { EVENT_COLUMNS, rowToEvent, type EventRow } from './event-rows.js'
-import { toStoreError } from '../../../infra/database/sqlite/errors.js'
-import { prepareAll } from '../../pets/store/sqlite-sql.js'
+import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 
 const SQL = {
   listEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?`,
@@ -17,20 +16,22 @@ const SQL = {
     'ON CONFLICT (type) DO UPDATE SET purged_through = max(purged_through, excluded.purged_through)'
 } as const
 
-type Statements = { readonly [name in keyof typeof SQL]: Database.Statement }
+type Statements = PreparedStatements<keyof typeof SQL>
 
-/** The change feed of the embedded store, on the SQLite connection its {@link SqlitePetStore} holds. */
+/** The change feed of the embedded store, on the database's SQLite connection. */
 export class SqliteEventStore implements EventStore {
+  readonly #database: SqliteDatabase
   readonly #db: Database.Database
   #prepared: Statements | undefined
 
-  constructor (db: Database.Database) {
-    this.#db = db
+  constructor (database: SqliteDatabase) {
+    this.#database = database
+    this.#db = database.connection
   }
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    this.#prepared ??= prepareAll(this.#db, SQL, ['purgedThrough', 'purgedThroughOfType', 'oldestEventId'])
+    this.#prepared ??= this.#database.prepare(SQL, ['purgedThrough', 'purgedThroughOfType', 'oldestEventId'])
     return this.#prepared
   }
 
@@ -67,10 +68,6 @@ export class SqliteEventStore implements EventStore {
   }
 
   #run<T>(operation: () => T): T {
-    try {
-      return operation()
-    } catch (error) {
-      throw toStoreError(error, this.#db.open)
-    }
+    return this.#database.run(operation)
   }
 }

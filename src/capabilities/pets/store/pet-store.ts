@@ -1,5 +1,5 @@
-import type { ApiKeyRole } from '../../keys/roles.js'
-import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from '../../idempotency/claims.js'
+import type { Database } from '../../../infra/database/database.js'
+import type { IdempotencyCompletion } from '../../idempotency/claims.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import type { PetPrecondition, PetUpdateOutcome } from '../pet-update.js'
 import type { NewPet, Pet, PetPatch, PetStatus } from '../pet-schemas.js'
@@ -20,24 +20,11 @@ export interface PetPage {
   hasMore: boolean
 }
 
-/** An API key as stored: only the SHA-256 hash of the key, never the key. */
-export interface ApiKeyRecord {
-  id: number
-  name: string
-  role: ApiKeyRole
-  createdAt: string
-  lastUsedAt: string | null
-  revokedAt: string | null
-}
-
 /**
- * Everything the service persists. One implementation per engine;
- * handlers only ever see this interface.
+ * The pets as stored. One implementation per engine, on the database's own connection; each change
+ * records its event (the change feed's outbox) in its own transaction.
  */
 export interface PetStore {
-  /** Human-readable description of where the data lives, for logs (never credentials). */
-  readonly description: string
-
   /**
    * Inserts a pet; resolves only once the write is durable. With `completing`, the claim's
    * record gets the 201 answer in the same transaction, so the pet and its record exist
@@ -60,40 +47,12 @@ export interface PetStore {
    * cannot tell (nothing may be reused then). Synchronous: it is asked on every list request.
    */
   listVersion (): number | undefined
-
-  /** Stores a new key's hash; `role` defaults to `write` (full access). */
-  createApiKey (name: string, keyHash: string, role?: ApiKeyRole): Promise<ApiKeyRecord>
-  /** The active (not revoked) key with this hash. */
-  findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
-  listApiKeys (): Promise<ApiKeyRecord[]>
-  /** Revokes an active key; false when no active key has this id. */
-  revokeApiKey (id: number): Promise<boolean>
-  /** Records that a key was used; callers throttle it. */
-  touchApiKey (id: number, usedAt: Date): Promise<void>
-  /**
-   * Creates a write key only if no key was ever created (revoked ones count), atomically
-   * even when several instances try at once; undefined when a key already existed.
-   */
-  createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
-
-  /** Claims an Idempotency-Key for a request, or says why not (atomic across instances). */
-  claimIdempotencyKey (request: IdempotencyClaimRequest): Promise<IdempotencyClaim>
-  /** Drops a claim still in flight (its request failed), so a retry runs afresh. */
-  releaseIdempotencyKey (claim: IdempotencyCompletion): Promise<void>
-  /** Deletes records that expired before `now`; returns how many. */
-  deleteExpiredIdempotencyKeys (now: Date): Promise<number>
-
-  /** Returns the setting, storing `initialValue` first if it is not set yet. */
-  ensureSetting (name: string, initialValue: string): Promise<string>
-
-  /** Applies pending migrations; returns the schema version afterwards. */
-  migrate (): Promise<MigrationResult>
-  /** Resolves when the store answers a trivial query; rejects otherwise. */
-  ping (): Promise<void>
-  close (): Promise<void>
 }
 
-export interface MigrationResult {
-  version: number
-  applied: string[]
+/** The pet store of `database`'s engine (its module loaded only for that engine). */
+export async function createPetStore (database: Database): Promise<PetStore> {
+  switch (database.kind) {
+    case 'sqlite': return new (await import('./sqlite-pet-store.js')).SqlitePetStore(database)
+    case 'postgres': return new (await import('./postgres-pet-store.js')).PostgresPetStore(database)
+  }
 }

@@ -1,13 +1,13 @@
 import type pg from 'pg'
-import type { IdempotencyCompletion } from '../../idempotency/claims.js'
+import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Pet } from '../pet-schemas.js'
-import type { PendingCreate } from '../../../infra/database/group-commit.js'
+import type { PendingCreate } from './pending-create.js'
 import { rowToPet, type PetRow } from './rows.js'
 import { SQL } from './postgres-sql.js'
 
 // the token too: an old holder and the new one of the same key may be in one batch, and only the new one completes
-const claimKey = (claim: { scope: string, key: string, token: string }): string => `${claim.scope}\n${claim.key}\n${claim.token}`
+const claimIdentity = (claim: { scope: string, key: string, token: string }): string => `${claim.scope}\n${claim.key}\n${claim.token}`
 
 export interface BatchInsert {
   created: Map<PendingCreate, Pet>
@@ -35,7 +35,7 @@ export async function insertBatch (client: pg.PoolClient | pg.Pool, kept: readon
     ...SQL.completeIdempotencyKeys,
     values: [claims.map((c) => c.scope), claims.map((c) => c.key), claims.map((c) => c.token), completions.map((item) => stringifyJson(created.get(item)))]
   })
-  const done = new Set(completed.rows.map(claimKey))
-  const lost = completions.filter((item) => !done.has(claimKey(item.completing as IdempotencyCompletion)))
+  const done = new Set(completed.rows.map(claimIdentity))
+  const lost = completions.filter((item) => !done.has(claimIdentity(item.completing as IdempotencyCompletion)))
   return { created, lost }
 }

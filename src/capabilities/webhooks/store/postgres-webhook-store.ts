@@ -6,7 +6,9 @@ import {
 import type {
   ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
 } from './webhook-store.js'
-import type { RunQuery } from '../../events/store/postgres-event-store.js'
+import type pg from 'pg'
+import type { Statement } from '../../../infra/database/postgres/locks.js'
+import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
 
 // Each operation is one statement, so one transaction. Event ids are committed in id order (the changes
 // lock, src/store/postgres/sql.ts): the newest id a statement sees has no smaller one still to commit,
@@ -80,12 +82,15 @@ const SQL = {
   }
 } as const
 
-/** The webhook endpoints and their queue in the shared store, on the pool its {@link PostgresPetStore} holds. */
+/** The webhook endpoints and their queue in the shared store, on the database's pool. */
+/** Runs one statement on the database's pool (errors already mapped to store errors). */
+type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => Promise<R[]>
+
 export class PostgresWebhookStore implements WebhookStore {
   readonly #query: RunQuery
 
-  constructor (query: RunQuery) {
-    this.#query = query
+  constructor (database: PostgresDatabase) {
+    this.#query = async (statement, values) => await database.query(statement, values)
   }
 
   async createWebhookEndpoint (endpoint: NewWebhookEndpoint, now: Date): Promise<WebhookEndpointRecord> {

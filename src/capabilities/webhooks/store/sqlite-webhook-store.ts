@@ -8,8 +8,7 @@ import {
 import type {
   ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
 } from './webhook-store.js'
-import { toStoreError } from '../../../infra/database/sqlite/errors.js'
-import { prepareAll } from '../../pets/store/sqlite-sql.js'
+import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 
 const SQL = {
   // one statement: the newest event id is read under the write lock that the insert holds
@@ -49,20 +48,22 @@ const SQL = {
     'UNION ALL SELECT min(occurred_at) FROM events WHERE id > (SELECT min(scheduled_through) FROM webhook_endpoints WHERE disabled_at IS NULL))'
 } as const
 
-type Statements = { readonly [name in keyof typeof SQL]: Database.Statement }
+type Statements = PreparedStatements<keyof typeof SQL>
 
-/** The webhook endpoints and their queue in the embedded store, on the SQLite connection its {@link SqlitePetStore} holds. */
+/** The webhook endpoints and their queue in the embedded store, on the database's SQLite connection. */
 export class SqliteWebhookStore implements WebhookStore {
+  readonly #database: SqliteDatabase
   readonly #db: Database.Database
   #prepared: Statements | undefined
 
-  constructor (db: Database.Database) {
-    this.#db = db
+  constructor (database: SqliteDatabase) {
+    this.#database = database
+    this.#db = database.connection
   }
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    this.#prepared ??= prepareAll(this.#db, SQL, ['oldestUndeliveredEventAt'])
+    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt'])
     return this.#prepared
   }
 
@@ -154,10 +155,6 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   #run<T>(operation: () => T): T {
-    try {
-      return operation()
-    } catch (error) {
-      throw toStoreError(error, this.#db.open)
-    }
+    return this.#database.run(operation)
   }
 }

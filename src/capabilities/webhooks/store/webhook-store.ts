@@ -1,3 +1,4 @@
+import type { Database } from '../../../infra/database/database.js'
 import type { Event, EventType } from '../../events/event-schemas.js'
 
 /** An endpoint to register: where to send which events, and the secret that signs them. */
@@ -56,7 +57,7 @@ export type WebhookAttemptOutcome =
 
 /**
  * The webhook endpoints and their delivery queue, kept in the store beside the pets (never only in
- * memory), on the connection the {@link PetStore} holds. Safe for every instance at once: an endpoint is
+ * memory), on the database's connection. Safe for every instance at once: an endpoint is
  * delivered to by the one instance that holds its lease.
  */
 export interface WebhookStore {
@@ -82,4 +83,12 @@ export interface WebhookStore {
   releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void>
   /** When the oldest event still waiting for a delivery (made or not yet scheduled) occurred; undefined when none waits. */
   oldestUndeliveredEventAt (): Promise<Date | undefined>
+}
+
+/** The webhook store of `database`'s engine (its module loaded only for that engine). */
+export async function createWebhookStore (database: Database): Promise<WebhookStore> {
+  switch (database.kind) {
+    case 'sqlite': return new (await import('./sqlite-webhook-store.js')).SqliteWebhookStore(database)
+    case 'postgres': return new (await import('./postgres-webhook-store.js')).PostgresWebhookStore(database)
+  }
 }

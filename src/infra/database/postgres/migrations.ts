@@ -1,9 +1,9 @@
 import pg from 'pg'
 import { planMigrations, SchemaTooNewError } from '../migrator.js'
-import type { MigrationResult } from '../../../capabilities/pets/store/pet-store.js'
+import type { MigrationResult } from '../database.js'
 import { isDatabaseError } from './errors.js'
 import { PG_TYPES } from './int8.js'
-import { LOCKS, lockSql } from '../../../capabilities/pets/store/postgres-sql.js'
+import { LOCKS, lockSql } from './locks.js'
 
 /** Longest a start-up migration step (or the wait for another instance's migration) may take. */
 export const MIGRATION_TIMEOUT_MS = 5 * 60_000

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type BetterSqlite3 from 'better-sqlite3'
 import { Database } from './driver.js'
-import { SQLITE_BUSY_TIMEOUT_MS } from './busy-timeout.js'
+import { SQLITE_BUSY_TIMEOUT_MS } from '../../config/config.js'
 
 /** Where a SQLite store keeps its data: a file, or memory for throw-away runs. */
 export type SqliteLocation = { path: string } | { memory: true }

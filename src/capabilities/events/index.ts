@@ -1,0 +1,5 @@
+/** The change feed (listEvents): the events every capability records, read in commit order, and their retention. */
+export { events } from './events-plugin.js'
+export { default as eventsRoutes } from './events-routes.js'
+export { EVENT_PAGE_LIMIT_DEFAULT, EVENT_PAGE_LIMIT_MAX, EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, type Event, type EventType } from './event-schemas.js'
+export type { EventStore } from './store/event-store.js'

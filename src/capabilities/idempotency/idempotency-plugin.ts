@@ -1,0 +1,22 @@
+import fp from 'fastify-plugin'
+import { IdempotentCreates } from './idempotent-creates.js'
+import { createIdempotencyStore, type IdempotencyStore } from './store/idempotency-store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Idempotency-Key records. */
+    idempotencyStore: IdempotencyStore
+    /** Creates at most once per Idempotency-Key: what a create route calls when the header is sent. */
+    idempotentCreates: IdempotentCreates
+  }
+}
+
+/** The idempotency capability: its store, the service create routes call, and the loop that deletes expired records. */
+export const idempotency = fp(async (app) => {
+  const store = app.instrumentStore(await createIdempotencyStore(app.database))
+  app.decorate('idempotencyStore', store)
+  const idempotentCreates = new IdempotentCreates(store, app.clock, app.log)
+  app.decorate('idempotentCreates', idempotentCreates)
+  idempotentCreates.start()
+  app.addHook('onClose', async () => { idempotentCreates.stop() })
+}, { name: 'petstore-idempotency', dependencies: ['petstore-database'] })

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { addBearerAuth, type FailedAuthGuard } from './bearer-auth.js'
+import { addRoleCheck } from './role-check.js'
+import { createKeyStore, type KeyStore } from './store/key-store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The API keys created with `npx petstore keys create` (hashes only). */
+    keyStore: KeyStore
+  }
+}
+
+/** The keys capability: its store, on the app's database. */
+export const keys = fp(async (app) => {
+  app.decorate('keyStore', app.instrumentStore(await createKeyStore(app.database)))
+}, { name: 'petstore-keys', dependencies: ['petstore-database'] })
+
+/**
+ * Makes every route of `scope` (an encapsulated context, e.g. `/v1`) answer 401 unless the request carries
+ * a valid key: the environment's keys and the store's; each failure is counted by `guard`.
+ */
+export function authenticate (scope: FastifyInstance, guard: FailedAuthGuard): void {
+  const { config } = scope
+  addBearerAuth(scope, { store: scope.keyStore, environmentKeys: config.apiKeys, readEnvironmentKeys: config.readApiKeys, cacheMs: config.apiKeyCacheMs, guard })
+}
+
+/** After {@link authenticate}: an operation that writes answers a read key 403 `insufficient_scope`, counted by operation and key. */
+export function authorize (scope: FastifyInstance): void {
+  addRoleCheck(scope, { onRefused: (key, operation) => { scope.metrics.insufficientScope.inc({ operation, api_key: key.name, role: key.role }) } })
+}

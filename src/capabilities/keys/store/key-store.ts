@@ -1,0 +1,38 @@
+import type { Database } from '../../../infra/database/database.js'
+import type { ApiKeyRole } from '../roles.js'
+
+/** An API key as stored: only the SHA-256 hash of the key, never the key. */
+export interface ApiKeyRecord {
+  id: number
+  name: string
+  role: ApiKeyRole
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+/** The API keys as stored. One implementation per engine, on the database's own connection. */
+export interface KeyStore {
+  /** Stores a new key's hash; `role` defaults to `write` (full access). */
+  createApiKey (name: string, keyHash: string, role?: ApiKeyRole): Promise<ApiKeyRecord>
+  /** The active (not revoked) key with this hash. */
+  findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
+  listApiKeys (): Promise<ApiKeyRecord[]>
+  /** Revokes an active key; false when no active key has this id. */
+  revokeApiKey (id: number): Promise<boolean>
+  /** Records that a key was used; callers throttle it. */
+  touchApiKey (id: number, usedAt: Date): Promise<void>
+  /**
+   * Creates a write key only if no key was ever created (revoked ones count), atomically
+   * even when several instances try at once; undefined when a key already existed.
+   */
+  createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
+}
+
+/** The key store of `database`'s engine (its module loaded only for that engine). */
+export async function createKeyStore (database: Database): Promise<KeyStore> {
+  switch (database.kind) {
+    case 'sqlite': return new (await import('./sqlite-key-store.js')).SqliteKeyStore(database)
+    case 'postgres': return new (await import('./postgres-key-store.js')).PostgresKeyStore(database)
+  }
+}

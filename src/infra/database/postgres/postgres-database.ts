@@ -1,0 +1,139 @@
+import pg from 'pg'
+import { StoreUnavailableError } from '../../errors/catalogue.js'
+import type { DatabaseConnection, MigrationResult } from '../database.js'
+import { describePostgres } from './connection.js'
+import { toStoreError } from './errors.js'
+import { PG_TYPES } from './int8.js'
+import type { Statement } from './locks.js'
+import { migratePostgres, migrationClient } from './migrations.js'
+
+export interface PostgresDatabaseOptions {
+  /** A libpq-style connection string (`postgres://…`); `options=-c search_path=…` selects a schema. */
+  url: string
+  /** Most connections this instance opens. */
+  poolSize: number
+  /** Longest wait for a connection, and separately for one query, before a call gives up. */
+  timeoutMs: number
+  /** Told about failures outside any call, e.g. an idle connection the server dropped. */
+  onBackgroundError?: (error: Error) => void
+}
+
+const SQL = {
+  insertSetting: { text: 'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING' },
+  findSetting: { text: 'SELECT value FROM settings WHERE name = $1' },
+  ping: { name: 'petstore-ping', text: 'SELECT 1' }
+} as const
+
+/**
+ * The shared database of several instances, reached through a bounded pool shared by every
+ * capability's store. A call that cannot get a connection, or whose query does not finish, within
+ * `timeoutMs` fails with {@link StoreUnavailableError} (a 503); the pool opens fresh connections once
+ * the server is back.
+ */
+export class PostgresDatabase implements DatabaseConnection {
+  readonly kind = 'postgres'
+  readonly description: string
+  readonly options: PostgresDatabaseOptions
+  readonly #pool: pg.Pool
+  readonly #closers: Array<() => Promise<void>> = []
+  #closed = false
+
+  constructor (options: PostgresDatabaseOptions) {
+    this.options = options
+    this.description = describePostgres(options.url)
+    this.#pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize,
+      connectionTimeoutMillis: options.timeoutMs,
+      // the server cancels a slow statement; the client-side timeout also covers a silent network
+      statement_timeout: options.timeoutMs,
+      query_timeout: options.timeoutMs,
+      keepAlive: true,
+      application_name: 'petstore',
+      types: PG_TYPES
+    })
+    // an idle connection that the server or network drops emits here; unhandled, it would crash the process
+    this.#pool.on('error', (error) => { options.onBackgroundError?.(error) })
+  }
+
+  /** True once {@link PostgresDatabase.close} was called. */
+  get closed (): boolean {
+    return this.#closed
+  }
+
+  /** The pool itself, for a statement a store sends without a transaction and maps errors of itself. */
+  get pool (): pg.Pool {
+    return this.#pool
+  }
+
+  /** Runs one statement on the pool; its rows, errors mapped to store errors. */
+  async query<R extends pg.QueryResultRow = Record<string, unknown>>(statement: Statement, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.#pool.query<R>({ ...statement, values })).rows
+    } catch (error) {
+      throw toStoreError(error)
+    }
+  }
+
+  /** Runs `work` in a transaction; it is rolled back instead of committed when `rollBack(result)` is true. */
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, rollBack?: (result: T) => boolean): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      client = await this.#pool.connect()
+    } catch (error) {
+      throw toStoreError(error)
+    }
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query(rollBack?.(result) === true ? 'ROLLBACK' : 'COMMIT')
+      client.release()
+      return result
+    } catch (error) {
+      // a connection in an unknown state is not given back to the pool
+      client.release(error instanceof Error ? error : true)
+      throw toStoreError(error)
+    }
+  }
+
+  async migrate (): Promise<MigrationResult> {
+    const client = migrationClient(this.options.url, this.options.timeoutMs)
+    client.on('error', (error) => { this.options.onBackgroundError?.(error) })
+    try {
+      await client.connect()
+      const result = await migratePostgres(client)
+      await client.end()
+      return result
+    } catch (error) {
+      // not awaited: on a dead network closing can hang, and the server rolls back when the session ends
+      client.end().catch(() => {})
+      const mapped = toStoreError(error)
+      // at start-up this is the message the operator reads: say which database
+      if (mapped instanceof StoreUnavailableError) mapped.message = `${this.description}: ${mapped.message}`
+      throw mapped
+    }
+  }
+
+  async ping (): Promise<void> {
+    await this.query(SQL.ping, [])
+  }
+
+  async ensureSetting (name: string, initialValue: string): Promise<string> {
+    // two statements: the second one's snapshot sees a value another instance committed meanwhile
+    await this.query(SQL.insertSetting, [name, initialValue])
+    const row = (await this.query<{ value: string }>(SQL.findSetting, [name]))[0]
+    if (row === undefined) throw new Error('the setting was not stored')
+    return row.value
+  }
+
+  closeWith (close: () => Promise<void>): void {
+    this.#closers.push(close)
+  }
+
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    for (const close of this.#closers.splice(0)) await close()
+    await this.#pool.end()
+  }
+}

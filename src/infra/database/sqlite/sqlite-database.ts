@@ -1,0 +1,76 @@
+import type BetterSqlite3 from 'better-sqlite3'
+import type { DatabaseConnection, MigrationResult } from '../database.js'
+import { describeSqlite, openSqliteDatabase, type SqliteLocation } from './connection.js'
+import { toStoreError } from './errors.js'
+import { migrateSqlite } from './migrations.js'
+
+/** Each statement of a capability's SQL, prepared. */
+export type PreparedStatements<K extends string> = { readonly [name in K]: BetterSqlite3.Statement }
+
+/**
+ * The embedded database: one SQLite file in WAL mode with `synchronous=FULL` (a committed transaction
+ * has been fsync'd before the call returns), one connection shared by every capability's store.
+ */
+export class SqliteDatabase implements DatabaseConnection {
+  readonly kind = 'sqlite'
+  readonly description: string
+  /** The connection; a store prepares its statements on it once migrated ({@link SqliteDatabase.prepare}). */
+  readonly connection: BetterSqlite3.Database
+  readonly #closers: Array<() => Promise<void>> = []
+  #settings: PreparedStatements<'insertSetting' | 'findSetting' | 'ping'> | undefined
+
+  constructor (location: SqliteLocation) {
+    this.description = describeSqlite(location)
+    this.connection = openSqliteDatabase(location)
+  }
+
+  /** Each statement of `texts` prepared on the connection; those named in `plucked` return their first column alone. */
+  prepare<K extends string>(texts: Readonly<Record<K, string>>, plucked: ReadonlyArray<NoInfer<K>> = []): PreparedStatements<K> {
+    const statements = Object.fromEntries(Object.entries<string>(texts).map(([name, text]) => [name, this.connection.prepare(text)])) as Record<K, BetterSqlite3.Statement>
+    for (const name of plucked) statements[name].pluck()
+    return statements
+  }
+
+  /** Runs `operation`, its engine and disk failures mapped to StoreUnavailableError (a 503). */
+  run<T>(operation: () => T): T {
+    try {
+      return operation()
+    } catch (error) {
+      throw toStoreError(error, this.connection.open)
+    }
+  }
+
+  get #statements (): PreparedStatements<'insertSetting' | 'findSetting' | 'ping'> {
+    this.#settings ??= this.prepare({
+      insertSetting: 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+      findSetting: 'SELECT value FROM settings WHERE name = ?',
+      ping: 'SELECT 1'
+    })
+    return this.#settings
+  }
+
+  async migrate (): Promise<MigrationResult> {
+    return this.run(() => migrateSqlite(this.connection))
+  }
+
+  async ping (): Promise<void> {
+    this.run(() => this.#statements.ping.get())
+  }
+
+  async ensureSetting (name: string, initialValue: string): Promise<string> {
+    return this.run(() => {
+      this.#statements.insertSetting.run(name, initialValue)
+      return (this.#statements.findSetting.get(name) as { value: string }).value
+    })
+  }
+
+  closeWith (close: () => Promise<void>): void {
+    this.#closers.push(close)
+  }
+
+  async close (): Promise<void> {
+    if (!this.connection.open) return
+    for (const close of this.#closers.splice(0)) await close()
+    this.connection.close()
+  }
+}

@@ -1,0 +1,39 @@
+import type { TestContext } from 'node:test'
+import { createEventStore, type EventStore } from '../../src/capabilities/events/store/event-store.js'
+import { createIdempotencyStore, type IdempotencyStore } from '../../src/capabilities/idempotency/store/idempotency-store.js'
+import { createKeyStore, type KeyStore } from '../../src/capabilities/keys/store/key-store.js'
+import { createPetStore, type PetStore } from '../../src/capabilities/pets/store/pet-store.js'
+import { createWebhookStore, type WebhookStore } from '../../src/capabilities/webhooks/store/webhook-store.js'
+import { loadConfig } from '../../src/infra/config/config.js'
+import type { Database, MigrationResult } from '../../src/infra/database/database.js'
+import { openDatabase } from '../../src/infra/database/open-database.js'
+import { freshDatabaseUrl, type StoreKind } from './databases.js'
+
+/** One opened database with every capability's store on it, as the app builds them (without the app). */
+export interface OpenedStores {
+  database: Database
+  migration: MigrationResult
+  databaseUrl: string
+  pets: PetStore
+  keys: KeyStore
+  idempotency: IdempotencyStore
+  events: EventStore
+  webhooks: WebhookStore
+}
+
+/** Opens (and migrates) the database `url` names, or a fresh one of `kind`, with every store on it; closed when the test ends. */
+export async function openStores (t: TestContext, kind: StoreKind, databaseUrl?: string): Promise<OpenedStores> {
+  const url = databaseUrl ?? await freshDatabaseUrl(t, kind)
+  const { database, migration } = await openDatabase(loadConfig({ DATABASE_URL: url }).database)
+  t.after(() => database.close())
+  return {
+    database,
+    migration,
+    databaseUrl: url,
+    pets: await createPetStore(database),
+    keys: await createKeyStore(database),
+    idempotency: await createIdempotencyStore(database),
+    events: await createEventStore(database),
+    webhooks: await createWebhookStore(database)
+  }
+}
