@@ -306,7 +306,7 @@ describe('operator CLI: the default database, wherever it runs', () => {
     const scratch = await tempDir(t)
     const installation = await copyInstallation(join(scratch, 'petstore'))
     const elsewhere = join(scratch, 'elsewhere')
-    const subfolder = join(installation, 'src', 'routes')
+    const subfolder = join(installation, 'src', 'capabilities')
     await mkdir(elsewhere)
     const env = childEnv({ LOG_LEVEL: 'silent' })
     const server = await servers.start({}, { installation, cwd: elsewhere })

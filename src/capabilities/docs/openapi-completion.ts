@@ -1,5 +1,5 @@
 import type { FastifySchema } from 'fastify'
-import { roleNeededFor } from '../keys/roles.js'
+import { roleNeededFor } from '../keys/index.js'
 import { REQUEST_ID_MAX_LENGTH, REQUEST_ID_PATTERN } from '../../infra/http/request-id.js'
 import { CORS_EXPOSED_HEADERS } from '../../infra/http/security.js'
 import { errorExample, headerObject, INSUFFICIENT_SCOPE_DESCRIPTION, INSUFFICIENT_SCOPE_HEADER, RATE_LIMIT_HEADERS, type HeaderSpec } from '../../infra/schemas/responses.js'

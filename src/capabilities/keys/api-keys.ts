@@ -1,8 +1,8 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
-import { API_KEY_PREFIX, API_KEY_RANDOM_BYTES, B64TOKEN } from '../../infra/http/credentials.js'
+import { API_KEY_PREFIX, API_KEY_RANDOM_BYTES, B64TOKEN } from '../../infra/credentials/credentials.js'
 
-export { API_KEY_PREFIX, BEARER_TOKEN, ISSUED_API_KEY } from '../../infra/http/credentials.js'
+export { API_KEY_PREFIX, BEARER_TOKEN, ISSUED_API_KEY } from '../../infra/credentials/credentials.js'
 
 /** A new random key: 256 bits, base64url, safe to use as a bearer token as it is. */
 export function generateApiKey (): string {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import { ApiError } from '../../infra/errors/catalogue.js'
-import { BEARER_CHALLENGE } from '../../infra/http/credentials.js'
+import { BEARER_CHALLENGE } from '../../infra/credentials/credentials.js'
 import type { ApiKeyRecord, KeyStore } from './store/key-store.js'
 import { digestApiKey, findDigestInConstantTime, hashApiKey, parseBearer } from './api-keys.js'
 import type { ApiKeyRole } from './roles.js'

@@ -5,7 +5,7 @@ export type ApiKeyRole = typeof API_KEY_ROLES[number]
 /** The role of a key created without one (and of every key made before roles existed): full access. */
 export const DEFAULT_API_KEY_ROLE: ApiKeyRole = 'write'
 
-export { INSUFFICIENT_SCOPE_CHALLENGE } from '../../infra/http/credentials.js'
+export { INSUFFICIENT_SCOPE_CHALLENGE } from '../../infra/credentials/credentials.js'
 
 // the methods of operations that only read; every other method writes
 const READING_METHODS = new Set(['GET', 'HEAD'])

@@ -5,7 +5,7 @@ import type { Agent, request } from 'undici'
 import type { WebhookSettings } from '../../infra/config/config.js'
 import { INSTALL_ROOT } from '../../infra/runtime/install-root.js'
 import { stringifyJson } from '../../infra/json/exact-json.js'
-import type { Event } from '../events/event-schemas.js'
+import type { Event } from '../events/index.js'
 import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
 import { signWebhook } from './signature.js'
 

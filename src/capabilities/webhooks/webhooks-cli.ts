@@ -1,14 +1,8 @@
 import type { Config } from '../../infra/config/config.js'
-import { EVENT_TYPES, type EventType } from '../events/index.js'
+import { EVENT_TYPES } from '../events/index.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
 import { createWebhookStore, type WebhookEndpointRecord, type WebhookStore } from './store/webhook-store.js'
-import { WebhookAddressError } from './address-guard.js'
-import { generateWebhookSecret } from './signature.js'
-import { checkWebhookUrl } from './webhook-url.js'
-
-/** How long a rotated-out secret keeps signing beside the new one, so receivers can switch without losing a delivery. */
-export const SECRET_ROTATION_OVERLAP_MS = 24 * 3_600_000
-const NAME_MAX_LENGTH = 100
+import { addEndpoint, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
 
 /** The `webhooks` commands: how each is called and what it does, for `--help` and the overall usage. */
 export const WEBHOOK_COMMANDS = {
@@ -70,30 +64,26 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
     case 'webhooks add': {
       const [text, ...extra] = positionals
       if (text === undefined || extra.length > 0) throw new WebhookUsageError('webhooks add needs one URL')
-      const url = await checkWebhookUrl(text, config.webhooks).catch((error: unknown) => {
-        throw error instanceof WebhookAddressError ? new WebhookUsageError(`webhooks add: ${error.message}`) : error
+      const request = await checkEndpointRequest(text, optionalString(values.events), optionalString(values.name), config.webhooks).catch((error: unknown) => {
+        throw error instanceof WebhookEndpointError ? new WebhookUsageError(error.field === 'url' ? `webhooks add: ${error.message}` : error.message) : error
       })
-      const eventTypes = parseEventTypes(values.events)
-      const name = typeof values.name === 'string' ? values.name.trim() : url.host
-      if (name === '' || name.length > NAME_MAX_LENGTH) throw new WebhookUsageError(`--name must have 1 to ${NAME_MAX_LENGTH} characters`)
       return async (webhooks, database, out, err) => {
-        const existing = (await webhooks.listWebhookEndpoints()).find((endpoint) => endpoint.url === url.href)
-        if (existing !== undefined && existing.disabledAt === null) {
-          err(`petstore: ${url.href} is already registered in ${database} as endpoint ${existing.id}; nothing was changed`)
-          return 2
+        const added = await addEndpoint(webhooks, request, new Date())
+        const { endpoint } = added
+        switch (added.outcome) {
+          case 'already-registered':
+            err(`petstore: ${endpoint.url} is already registered in ${database} as endpoint ${endpoint.id}; nothing was changed`)
+            return 2
+          case 're-enabled':
+            out(json ? JSON.stringify({ database, id: endpoint.id, reenabled: true }, null, 2) : `Re-enabled webhook endpoint ${endpoint.id} (${endpoint.url}) in ${database}; its secret is unchanged.`)
+            return 0
+          case 'added':
+            out(json
+              ? JSON.stringify({ database, endpoint, secret: added.secret }, null, 2)
+              : `Added webhook endpoint ${endpoint.id} (${endpoint.name}) in ${database}: ${endpoint.url} receives ${endpoint.eventTypes.join(', ')}.\n` +
+                `Its signing secret is shown only this once:\n\n  ${added.secret}\n`)
+            return 0
         }
-        if (existing !== undefined) {
-          await webhooks.enableWebhookEndpoint(existing.id)
-          out(json ? JSON.stringify({ database, id: existing.id, reenabled: true }, null, 2) : `Re-enabled webhook endpoint ${existing.id} (${existing.url}) in ${database}; its secret is unchanged.`)
-          return 0
-        }
-        const secret = generateWebhookSecret()
-        const endpoint = await webhooks.createWebhookEndpoint({ name, url: url.href, eventTypes, secret }, new Date())
-        out(json
-          ? JSON.stringify({ database, endpoint, secret }, null, 2)
-          : `Added webhook endpoint ${endpoint.id} (${endpoint.name}) in ${database}: ${endpoint.url} receives ${endpoint.eventTypes.join(', ')}.\n` +
-            `Its signing secret is shown only this once:\n\n  ${secret}\n`)
-        return 0
       }
     }
     case 'webhooks list':
@@ -114,9 +104,9 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
     case 'webhooks rotate-secret': {
       const id = endpointId(command, positionals)
       return async (webhooks, database, out, err) => {
-        const secret = generateWebhookSecret()
-        const previousUntil = new Date(Date.now() + SECRET_ROTATION_OVERLAP_MS)
-        if (!await webhooks.rotateWebhookSecret(id, secret, previousUntil)) return noSuchEndpoint(err, id, database)
+        const rotated = await rotateEndpointSecret(webhooks, id, new Date())
+        if (rotated === undefined) return noSuchEndpoint(err, id, database)
+        const { secret, previousUntil } = rotated
         out(json
           ? JSON.stringify({ database, id, secret, previousSecretValidUntil: previousUntil.toISOString() }, null, 2)
           : `Rotated the signing secret of webhook endpoint ${id} in ${database}. The new secret is shown only this once:\n\n  ${secret}\n\n` +
@@ -135,14 +125,8 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
   }
 }
 
-function parseEventTypes (value: string | boolean | undefined): EventType[] {
-  if (value === undefined) return [...EVENT_TYPES]
-  const names = String(value).split(',').map((name) => name.trim()).filter((name) => name !== '')
-  const unknown = names.find((name) => !(EVENT_TYPES as readonly string[]).includes(name))
-  if (names.length === 0 || unknown !== undefined) {
-    throw new WebhookUsageError(`--events must be a comma-separated list of ${EVENT_TYPES.join(', ')}${unknown === undefined ? '' : `; "${unknown}" is not an event type`}`)
-  }
-  return EVENT_TYPES.filter((type) => names.includes(type))
+function optionalString (value: string | boolean | undefined): string | undefined {
+  return value === undefined ? undefined : String(value)
 }
 
 function endpointId (command: WebhookCommand, positionals: string[]): number {

@@ -1,5 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path'
-import { BEARER_TOKEN } from '../http/credentials.js'
+import { BEARER_TOKEN } from '../credentials/credentials.js'
 import { ConfigError } from './config-error.js'
 import { INSTALL_ROOT } from '../runtime/install-root.js'
 import { parseTracing, type TraceSampler, type TracingSettings } from './otel-config.js'

@@ -1,6 +1,6 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import pino from 'pino'
-import { API_KEY_PREFIX, ISSUED_API_KEY } from '../http/credentials.js'
+import { API_KEY_PREFIX, ISSUED_API_KEY } from '../credentials/credentials.js'
 import type { LogLevel } from '../config/config.js'
 import { batchedStdout } from './log-destination.js'
 

@@ -1,5 +1,5 @@
 import type { HistogramSeries, TallyHistogram } from './tally.js'
-import { wrapStoreCalls, type StoreCall } from '../database/wrap-store.js'
+import { wrapStoreCalls, type StoreCall } from '../runtime/wrap-store.js'
 
 /** The store with every call timed into `histogram`, by method and outcome (ok or error). */
 export function instrumentStore<S extends object> (store: S, histogram: TallyHistogram<'method' | 'outcome'>): S {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { INSUFFICIENT_SCOPE_CHALLENGE } from '../http/credentials.js'
+import { INSUFFICIENT_SCOPE_CHALLENGE } from '../credentials/credentials.js'
 import { ERROR_CODES, ERRORS, RETRY_AFTER_SECONDS, type ErrorCode } from '../errors/catalogue.js'
 import { ErrorSchema, type ErrorBody } from './error.js'
 

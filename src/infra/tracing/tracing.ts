@@ -6,7 +6,7 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-node'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { DatabaseLocation, TraceSampler, TracingSettings } from '../config/config.js'
-import { wrapStoreCalls } from '../database/wrap-store.js'
+import { wrapStoreCalls } from '../runtime/wrap-store.js'
 import { RequestSampler, requestSpans, traceIdOf } from './request-spans.js'
 
 export { SPAN_ATTRIBUTES } from './request-spans.js'

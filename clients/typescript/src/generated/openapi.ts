@@ -251,6 +251,21 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description The body of every error answer. */
+        Error: {
+            /**
+             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
+             * @enum {string}
+             */
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
+            message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code of the answer.
+             */
+            status: number;
+        };
         /**
          * @description Availability of the animal: `available`, `pending` or `sold`.
          * @enum {string}
@@ -346,21 +361,6 @@ export interface components {
          *     ]
          */
         Pets: components["schemas"]["Pet"][];
-        /** @description The body of every error answer. */
-        Error: {
-            /**
-             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
-             * @enum {string}
-             */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
-            /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
-            message: string;
-            /**
-             * Format: int32
-             * @description The HTTP status code of the answer.
-             */
-            status: number;
-        };
         /**
          * @description The fields a change changed, each with its value before the change; fields it left alone are absent.
          * @example {

@@ -23,6 +23,7 @@ export class SqliteEventStore implements EventStore {
   readonly #database: SqliteDatabase
   readonly #db: Database.Database
   #prepared: Statements | undefined
+  #readPagePrepared: Database.Transaction<(query: EventPageQuery) => EventPage> | undefined
 
   constructor (database: SqliteDatabase) {
     this.#database = database
@@ -36,8 +37,12 @@ export class SqliteEventStore implements EventStore {
   }
 
   async listEvents (query: EventPageQuery): Promise<EventPage> {
-    // one read transaction: the page and the retention mark from one snapshot (docs/architecture.md)
-    const read = this.#db.transaction((): EventPage => {
+    return this.#run(() => this.#readPage.deferred(query))
+  }
+
+  // one read transaction: the page and the retention mark from one snapshot (docs/architecture.md); made once
+  get #readPage (): Database.Transaction<(query: EventPageQuery) => EventPage> {
+    this.#readPagePrepared ??= this.#db.transaction((query: EventPageQuery): EventPage => {
       const statements = this.#statements
       const rows = (query.type === undefined
         ? statements.listEvents.all(query.afterId, query.limit)
@@ -45,7 +50,7 @@ export class SqliteEventStore implements EventStore {
       const purgedThrough = (query.type === undefined ? statements.purgedThrough.get() : statements.purgedThroughOfType.get(query.type)) as number
       return { events: rows.map(rowToEvent), purgedThrough }
     })
-    return this.#run(() => read.deferred())
+    return this.#readPagePrepared
   }
 
   async oldestEventId (): Promise<number | undefined> {

@@ -1,5 +1,5 @@
 import type { Database } from '../../../infra/database/database.js'
-import type { IdempotencyCompletion } from '../../idempotency/claims.js'
+import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import type { PetPrecondition, PetUpdateOutcome } from '../pet-update.js'
 import type { NewPet, Pet, PetPatch, PetStatus } from '../pet-schemas.js'

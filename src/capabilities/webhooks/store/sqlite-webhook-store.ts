@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { EventType } from '../../events/event-schemas.js'
+import type { EventType } from '../../events/index.js'
 import {
   CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, rowToClaimedWebhookEndpoint,
   rowToDueWebhookDelivery, rowToWebhookEndpoint, splitEventTypes, WEBHOOK_ENDPOINT_COLUMNS,

@@ -1,5 +1,5 @@
-import type { EventType } from '../../events/event-schemas.js'
-import { rowToEvent, type EventRow } from '../../events/store/event-rows.js'
+import type { EventType } from '../../events/index.js'
+import { rowToEvent, type EventRow } from '../../events/index.js'
 import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookEndpointRecord } from './webhook-store.js'
 
 /** A webhook_endpoints row as `list` reads it, with its queue counted; times in ms on both engines. */

@@ -1,5 +1,5 @@
 import type { Database } from '../../../infra/database/database.js'
-import type { Event, EventType } from '../../events/event-schemas.js'
+import type { Event, EventType } from '../../events/index.js'
 
 /** An endpoint to register: where to send which events, and the secret that signs them. */
 export interface NewWebhookEndpoint {
