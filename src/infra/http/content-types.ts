@@ -1,4 +1,4 @@
-import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBodyParser, FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import secureJson from 'secure-json-parse'
 import { ApiError } from '../errors/catalogue.js'
 import { isWholeNumberLiteral, parseJsonExactly, unsafeWholeValue } from '../json/exact-json.js'
@@ -156,24 +156,35 @@ function assertNoContentEncoding (request: FastifyRequest): void {
  */
 export function acceptJsonBodiesOnly (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    try {
-      assertNoContentEncoding(request)
-      done(null, payload)
-    } catch (error) {
-      done(error as Error)
-    }
-  })
-  // after validation (which names wrong types and unknown fields first)
-  app.addHook('preHandler', (request, _reply, done) => {
-    try {
-      refuseRoundedIntegers(request.body)
-      done()
-    } catch (error) {
-      done(error as Error)
-    }
+  // only on routes that can take a body: Fastify reads none for GET and HEAD, so those requests skip both hooks
+  app.addHook('onRoute', (route) => {
+    if ([route.method].flat().every((method) => BODILESS_METHODS.has(method))) return
+    route.preParsing = [...[route.preParsing ?? []].flat(), refuseContentEncoding]
+    // after validation (which names wrong types and unknown fields first)
+    route.preHandler = [...[route.preHandler ?? []].flat(), refuseRoundedBodyIntegers]
   })
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseUtf8Json)
+}
+
+// methods whose requests Fastify never reads a body of
+const BODILESS_METHODS = new Set(['GET', 'HEAD'])
+
+function refuseContentEncoding (request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void): void {
+  try {
+    assertNoContentEncoding(request)
+    done(null, payload)
+  } catch (error) {
+    done(error as Error)
+  }
+}
+
+function refuseRoundedBodyIntegers (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  try {
+    refuseRoundedIntegers(request.body)
+    done()
+  } catch (error) {
+    done(error as Error)
+  }
 }
 
 /** The media types of a JSON Merge Patch body (RFC 7396), the registered one first. */

@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { Metrics } from './metrics.js'
 import type { CounterSeries, HistogramSeries } from './tally.js'
@@ -8,27 +9,53 @@ declare module 'fastify' {
   }
 }
 
-/** Decorates the app with its {@link Metrics} and counts and times every answer by operation and status. */
+/** The two series one kind of answer is counted and timed in. */
+interface AnswerSeries {
+  requests: CounterSeries
+  duration: HistogramSeries
+}
+
+type CountAnswer = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+
+/**
+ * Decorates the app with its {@link Metrics} and counts and times every answer by operation and status.
+ * Each route gets its own hook, made when the route is registered, that knows its operation: a request
+ * then costs one look-up by status, with no string built and no route options read. Answers of no route
+ * (404s, and what `/v1` answers before that) are counted by one hook under `unmatched`.
+ */
 export const httpMetrics = fp(async (app) => {
   const metrics = new Metrics()
   app.decorate('metrics', metrics)
-  // the two series of each operation, method and status, found with one look-up
-  const seriesByAnswer = new Map<string, { requests: CounterSeries, duration: HistogramSeries }>()
-  app.addHook('onResponse', (request, reply, done) => {
-    // one read: Fastify builds routeOptions afresh on each
-    const { schema, url } = request.routeOptions
-    const operation = schema?.operationId ?? url ?? 'unmatched'
-    const { method } = request
-    const { statusCode } = reply
-    const key = `${operation} ${method} ${statusCode}`
-    let series = seriesByAnswer.get(key)
-    if (series === undefined) {
-      const status = String(statusCode)
-      series = { requests: metrics.requests.series({ operation, method, status }), duration: metrics.requestDuration.series({ operation, status }) }
-      seriesByAnswer.set(key, series)
+
+  /** The hook of one operation: its series by status (and by method, for a route that takes several). */
+  const countAnswersOf = (operation: string, methods: readonly string[]): CountAnswer => {
+    const byAnswer = new Map<number | string, AnswerSeries>()
+    const seriesOf = (method: string, statusCode: number): AnswerSeries => {
+      const key = methods.length === 1 ? statusCode : `${method} ${statusCode}`
+      let series = byAnswer.get(key)
+      if (series === undefined) {
+        const status = String(statusCode)
+        series = { requests: metrics.requests.series({ operation, method, status }), duration: metrics.requestDuration.series({ operation, status }) }
+        byAnswer.set(key, series)
+      }
+      return series
     }
-    series.requests.inc()
-    series.duration.observe(reply.elapsedTime / 1000)
-    done()
+    return (request, reply, done) => {
+      const series = seriesOf(request.method, reply.statusCode)
+      series.requests.inc()
+      series.duration.observe(reply.elapsedTime / 1000)
+      done()
+    }
+  }
+
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat()
+    const hook = countAnswersOf(route.schema?.operationId ?? route.url, methods)
+    route.onResponse = route.onResponse === undefined ? [hook] : [...[route.onResponse].flat(), hook]
+  })
+  const unmatched = countAnswersOf('unmatched', ['*', '**'])
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) unmatched(request, reply, done)
+    else done()
   })
 }, { name: 'petstore-metrics' })

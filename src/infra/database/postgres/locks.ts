@@ -3,9 +3,9 @@
 const LOCK_CLASS = 0x50530000 // "PS"
 
 /**
- * `changes` is taken by every transaction that records an event (a pet or an order added or changed),
- * before it draws an id, and held until its commit: ids are then drawn in commit order
- * (docs/architecture.md). Its number is the one of the earlier `petIds`, so instances of both releases agree.
+ * `changes` is taken by every transaction that records an event (a pet added or changed), before it
+ * draws an id, and held until its commit: ids are then drawn in commit order (docs/architecture.md).
+ * The numbers are part of the schema's contract: instances of every release must take the same ones.
  */
 export const LOCKS = { migrations: LOCK_CLASS + 1, changes: LOCK_CLASS + 2, firstApiKey: LOCK_CLASS + 3 } as const
 
