@@ -21,7 +21,9 @@ import { settleHook } from './infra/http/settle-hook.js'
 import { registerCors } from './infra/http/security.js'
 import { refuseTrailingSlashes } from './infra/http/trailing-slash.js'
 import { buildValidator } from './infra/http/validation.js'
+import { IdempotencyExpiry } from './capabilities/idempotency/idempotency-expiry.js'
 import { IdempotentCreates } from './capabilities/idempotency/idempotent-creates.js'
+import { BackgroundWorkers } from './infra/background/background-work.js'
 import { httpMetrics } from './infra/metrics/http-metrics.js'
 import { instrumentStore } from './infra/metrics/instrument-store.js'
 import { CursorCodec } from './capabilities/pets/cursor.js'
@@ -61,6 +63,7 @@ declare module 'fastify' {
     /** Every route registered, in order (HEAD routes Fastify adds included). */
     registeredRoutes: readonly RegisteredRoute[]
     idempotentCreates: IdempotentCreates
+    idempotencyExpiry: IdempotencyExpiry
     /** The change feed (read side; the store writes events with each change). */
     events: EventStore
     eventRetention: EventRetention
@@ -147,6 +150,10 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   const eventStore = instrumentStore(tracing === undefined ? opened.events : tracing.traceStore(opened.events), app.metrics.storeDuration)
   const webhookStore = instrumentStore(opened.webhooks, app.metrics.storeDuration)
   app.addHook('onClose', async () => { await store.close() })
+  // onClose hooks run last registered first, after the HTTP server has closed: the background work stops
+  // (its work in flight awaited) after HTTP has drained and before the store closes
+  const background = new BackgroundWorkers()
+  app.addHook('onClose', async () => { await background.stopAll() })
   // the raw store: a scrape's check is not a request's store call
   app.metrics.watchReadiness(async () => { await opened.store.ping() })
   app.decorate('config', config)
@@ -155,22 +162,15 @@ async function assemble (app: ReturnType<typeof createFastify>, config: Config, 
   const cursorSecret = await store.ensureSetting('cursor_secret', randomBytes(32).toString('base64url'))
   app.decorate('cursors', new CursorCodec(cursorSecret))
 
-  const idempotentCreates = new IdempotentCreates(store, clock, app.log)
-  app.decorate('idempotentCreates', idempotentCreates)
-  idempotentCreates.start()
-  app.addHook('onClose', async () => { idempotentCreates.stop() })
+  app.decorate('idempotentCreates', new IdempotentCreates(store, clock, app.log))
+  app.decorate('idempotencyExpiry', background.start(new IdempotencyExpiry(store, clock, app.log, app.metrics)))
 
   app.decorate('events', eventStore)
-  const eventRetention = new EventRetention(eventStore, clock, app.log, config.eventRetentionDays)
-  app.decorate('eventRetention', eventRetention)
-  eventRetention.start()
-  app.addHook('onClose', async () => { await eventRetention.stop() })
+  app.decorate('eventRetention', background.start(new EventRetention(eventStore, clock, app.log, config.eventRetentionDays, app.metrics)))
 
-  // every instance delivers; the queue and the leases live in the store (closed after it stops, onClose runs in reverse)
+  // every instance delivers; the queue and the leases live in the store
   app.decorate('webhooks', webhookStore)
-  const dispatcher = new WebhookDispatcher({ store: webhookStore, sender: new WebhookSender(config.webhooks), settings: config.webhooks, clock, log: app.log, metrics: app.metrics })
-  dispatcher.start()
-  app.addHook('onClose', async () => { await dispatcher.stop() })
+  background.start(new WebhookDispatcher({ store: webhookStore, sender: new WebhookSender(config.webhooks), settings: config.webhooks, clock, log: app.log, metrics: app.metrics }))
   app.metrics.measureOldestUndelivered(async () => await webhookStore.oldestUndeliveredEventAt(), () => clock.now())
 
   await registerCors(app, config.corsOrigins)

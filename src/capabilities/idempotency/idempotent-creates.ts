@@ -7,7 +7,7 @@ import type { Pet } from '../pets/pet-schemas.js'
 import { IdempotencyClaimLostError } from './claims.js'
 import type { NewPetRecord, PetStore } from '../pets/store/pet-store.js'
 import { fingerprintOf } from './idempotency-key.js'
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_SWEEP_INTERVAL_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
 
 export interface IdempotentResult {
   /** The status the first request got (201). */
@@ -25,9 +25,6 @@ export class IdempotentCreates {
   readonly #store: PetStore
   readonly #clock: Clock
   readonly #log: FastifyBaseLogger
-  #sweeper: NodeJS.Timeout | undefined
-  #firstSweep: NodeJS.Immediate | undefined
-  #stopped = false
 
   constructor (store: PetStore, clock: Clock, log: FastifyBaseLogger) {
     this.#store = store
@@ -65,30 +62,5 @@ export class IdempotentCreates {
       })
       throw error
     }
-  }
-
-  /** Deletes expired records now; returns how many. */
-  async sweep (): Promise<number> {
-    return this.#store.deleteExpiredIdempotencyKeys(new Date(this.#clock.now()))
-  }
-
-  /** Sweeps now and then every {@link IDEMPOTENCY_SWEEP_INTERVAL_MS} until {@link stop}. */
-  start (): void {
-    const sweep = (): void => {
-      this.sweep().then((deleted) => {
-        if (deleted > 0) this.#log.debug({ deleted }, 'deleted expired Idempotency-Key records')
-      }, (error: unknown) => {
-        if (this.#stopped) return
-        this.#log.warn({ err: error }, 'could not delete expired Idempotency-Key records; trying again later')
-      })
-    }
-    this.#sweeper = setInterval(sweep, IDEMPOTENCY_SWEEP_INTERVAL_MS).unref()
-    this.#firstSweep = setImmediate(sweep)
-  }
-
-  stop (): void {
-    this.#stopped = true
-    clearInterval(this.#sweeper)
-    clearImmediate(this.#firstSweep)
   }
 }
