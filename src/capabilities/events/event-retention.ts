@@ -1,8 +1,9 @@
+import { setImmediate as yieldTurn } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import { BackgroundLoop } from '../../infra/background/background-loop.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
 import type { Clock } from '../../infra/runtime/clock.js'
-import type { EventStore } from './store/event-store.js'
+import type { EventPurge, EventStore } from './store/event-store.js'
 
 /** How often every instance deletes expired events. */
 export const EVENT_RETENTION_INTERVAL_MS = 10 * 60_000
@@ -12,8 +13,10 @@ const DAY_MS = 86_400_000
 
 /**
  * Deletes the events older than the retention period, at start and then every
- * {@link EVENT_RETENTION_INTERVAL_MS} until {@link stop}. Every instance runs it: a purge deletes each
- * row once however many run at once, so no instance needs to be elected.
+ * {@link EVENT_RETENTION_INTERVAL_MS} until {@link stop}: one batch a pass, the next at once while
+ * batches come back full, so a long backlog never holds the event loop (SQLite's calls are
+ * synchronous) nor the write lock for long. Every instance runs it: a purge deletes each row once
+ * however many run at once, so no instance needs to be elected.
  */
 export class EventRetention {
   readonly #events: EventStore
@@ -21,7 +24,8 @@ export class EventRetention {
   readonly #log: FastifyBaseLogger
   readonly #retentionMs: number
   readonly #loop: BackgroundLoop
-  #running: Promise<number> | undefined
+  // what the consecutive full batches deleted so far: one log line for them all when they end
+  #run: EventPurge = { deleted: 0, purgedThrough: 0 }
 
   constructor (events: EventStore, clock: Clock, log: FastifyBaseLogger, retentionDays: number, metrics: Metrics) {
     this.#events = events
@@ -31,42 +35,42 @@ export class EventRetention {
     this.#loop = new BackgroundLoop({
       name: 'event_retention',
       intervalMs: EVENT_RETENTION_INTERVAL_MS,
-      pass: async (signal) => { await this.#purgeOnce(signal); return false },
+      pass: async () => (await this.#purgeBatch()) === undefined,
       onError: (error) => { this.#log.warn({ err: error }, 'could not delete expired events; trying again later') },
       metrics
     })
   }
 
-  /** Deletes every expired event now, a batch per transaction; returns how many. A pass already running is joined, not doubled. */
+  /** Deletes every expired event now, a batch per transaction; returns how many (a run of the loop's in progress is joined, and counted in). */
   async purge (): Promise<number> {
-    return await this.#purgeOnce()
+    for (;;) {
+      const deleted = await this.#purgeBatch()
+      if (deleted !== undefined) return deleted
+      await yieldTurn()
+    }
   }
 
   start (): void {
     this.#loop.start()
   }
 
-  /** Purges no more: a pass in flight ends after its current batch (the next pass deletes the rest); resolves once it has. */
+  /** Purges no more: a batch in flight is awaited, the rest left to the next start; resolves once nothing touches the store. */
   async stop (): Promise<void> {
     await this.#loop.stop()
-    await this.#running?.catch(() => {})
+    this.#endRun()
   }
 
-  async #purgeOnce (signal?: AbortSignal): Promise<number> {
-    this.#running ??= this.#purgeAll(signal).finally(() => { this.#running = undefined })
-    return await this.#running
+  /** Deletes one batch; when it was the run's last (not full), logs the run and returns its total, else undefined. */
+  async #purgeBatch (): Promise<number | undefined> {
+    const { deleted, purgedThrough } = await this.#events.purgeEventsBefore(new Date(this.#clock.now() - this.#retentionMs), PURGE_BATCH_SIZE)
+    this.#run = { deleted: this.#run.deleted + deleted, purgedThrough }
+    return deleted === PURGE_BATCH_SIZE ? undefined : this.#endRun()
   }
 
-  async #purgeAll (signal: AbortSignal | undefined): Promise<number> {
-    const cutoff = new Date(this.#clock.now() - this.#retentionMs)
-    let total = 0
-    for (;;) {
-      const { deleted, purgedThrough } = await this.#events.purgeEventsBefore(cutoff, PURGE_BATCH_SIZE)
-      total += deleted
-      if (deleted < PURGE_BATCH_SIZE || signal?.aborted === true) {
-        if (total > 0) this.#log.info({ deleted: total, purgedThrough }, 'deleted expired events')
-        return total
-      }
-    }
+  #endRun (): number {
+    const { deleted, purgedThrough } = this.#run
+    if (deleted > 0) this.#log.info({ deleted, purgedThrough }, 'deleted expired events')
+    this.#run = { deleted: 0, purgedThrough: 0 }
+    return deleted
   }
 }
