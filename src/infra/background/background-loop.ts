@@ -4,7 +4,7 @@ import type { CounterSeries, HistogramSeries } from '../metrics/tally.js'
 /** The longest {@link BackgroundLoopOptions.stopGraceMs} may be: the shutdown budget (shutdown-budget.ts) counts on it. */
 export const MAX_STOP_GRACE_MS = 2_000
 
-/** How a pass ended, as `petstore_background_passes_total` counts it. */
+/** How a pass ended, as `petstore_background_passes_total` counts it (`aborted`: after stop() aborted its signal). */
 export type PassOutcome = 'done' | 'more' | 'failed' | 'aborted'
 
 /** What one loop does and how often; frozen when the loop is made. */
@@ -134,7 +134,8 @@ export class BackgroundLoop {
     const signal = this.#abort.signal
     const started = performance.now()
     const running = new Promise<boolean>((resolve) => { resolve(this.#pass(signal)) })
-      .then((more): PassOutcome => more ? 'more' : 'done', (error: unknown): PassOutcome => {
+      // a pass that ends once its signal has aborted was cut off, whatever it returns
+      .then((more): PassOutcome => signal.aborted ? 'aborted' : more ? 'more' : 'done', (error: unknown): PassOutcome => {
         if (signal.aborted) return 'aborted'
         try {
           this.#onError(error)
