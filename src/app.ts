@@ -9,6 +9,7 @@ import { pets, petsRoutes } from './capabilities/pets/index.js'
 import { limitPerKey, rateLimits } from './capabilities/rate-limits/index.js'
 import { webhooks } from './capabilities/webhooks/index.js'
 import type { Config } from './infra/config/config.js'
+import { backgroundWork } from './infra/background/background-plugin.js'
 import { databasePlugin } from './infra/database/database-plugin.js'
 import { createServer } from './infra/http/create-server.js'
 import { notFound } from './infra/http/error-handler.js'
@@ -29,8 +30,7 @@ export interface AppOptions {
 
 /**
  * The capabilities, in the order they are registered: each decorates the app with its store and
- * services, which the ones after it may use, and stops its own background work on close. Fastify runs
- * `onClose` hooks in the reverse order, so the loops stop before the database (registered first) closes.
+ * services, which the ones after it may use, and starts its background work on `app.background`.
  */
 const CAPABILITIES = [keys, rateLimits, idempotency, pets, events, webhooks] as const
 
@@ -39,8 +39,8 @@ const V1_ROUTES = [petsRoutes, ordersRoutes, eventsRoutes] as const
 
 /**
  * Builds the whole service from its configuration: opens (and migrates) the database, registers every
- * capability. It never listens; `bin/server.ts` does. Closing the app stops the capabilities' background
- * work, then closes the database.
+ * capability. It never listens; `bin/server.ts` does. Closing the app drains HTTP, stops every capability's
+ * background work at once (its work in flight awaited), then closes the database (infra/runtime/shutdown-budget.ts).
  */
 export async function buildApp ({ config, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
   // only when configured: unset, no OpenTelemetry module is loaded and requests pay nothing for it
@@ -49,6 +49,7 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
   try {
     await app.register(httpFoundation, { config, clock, tracing })
     await app.register(databasePlugin, { tracing })
+    await app.register(backgroundWork)
     for (const capability of CAPABILITIES) await app.register(capability)
     // the document collects the routes registered after it
     await app.register(openApi)

@@ -8,8 +8,8 @@ import { startMetricsServer } from '../infra/metrics/metrics-server.js'
 import { openDatabase } from '../infra/database/open-database.js'
 
 export interface PrimaryOptions {
-  /** How long a worker may take to drain after SIGTERM. */
-  drainTimeoutMs: number
+  /** How long a worker may take to shut down after SIGTERM before it forces its own exit. */
+  shutdownBudgetMs: number
   /** Shows the bootstrap key (to stdout) when the primary created it. */
   printBootstrapKey: (key: string) => void
 }
@@ -87,8 +87,8 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
     const workers = running()
     if (workers.length === 0) process.exit(exitCode)
     for (const worker of workers) worker.process.kill('SIGTERM')
-    // a worker drains within its own bound; this is the backstop
-    setTimeout(() => { process.exit(exitCode === 0 ? 1 : exitCode) }, options.drainTimeoutMs + 5_000).unref()
+    // a worker exits within its own budget; this is the backstop
+    setTimeout(() => { process.exit(exitCode === 0 ? 1 : exitCode) }, options.shutdownBudgetMs + 5_000).unref()
   }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {

@@ -4,14 +4,12 @@ import type { FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from '../app.js'
-import { REQUEST_TIMEOUT_MS } from '../infra/http/drain.js'
+import { SHUTDOWN_BUDGET_MS } from '../infra/runtime/shutdown-budget.js'
 import { createBootstrapKeyIfNone } from '../capabilities/keys/index.js'
 import { ConfigError, loadConfig, type Config } from '../infra/config/config.js'
 import { runPrimary, shareMetricsWithPrimary } from './cluster.js'
 import { startMetricsServer } from '../infra/metrics/metrics-server.js'
 
-/** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
-const DRAIN_TIMEOUT_MS = REQUEST_TIMEOUT_MS + 5_000
 // 22 base64 characters carry 128 bits
 const MIN_RECOMMENDED_KEY_LENGTH = 22
 
@@ -19,11 +17,13 @@ async function start (config: Config): Promise<void> {
   const app = await buildApp({ config })
   let metricsServer: Server | undefined
 
-  closeWithGrace({ delay: DRAIN_TIMEOUT_MS, logger: app.log }, async ({ signal, err }) => {
+  // the exit is forced (code 1) when the shutdown overruns its budget
+  closeWithGrace({ delay: SHUTDOWN_BUDGET_MS, logger: app.log }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an unexpected error')
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests')
     metricsServer?.closeAllConnections()
     metricsServer?.close()
+    // in the order of shutdown-budget.ts: HTTP drains, the background work stops, the store closes
     await app.close()
   })
 
@@ -86,7 +86,7 @@ try {
 }
 
 const run = config.workers > 1 && cluster.isPrimary
-  ? runPrimary(config, { drainTimeoutMs: DRAIN_TIMEOUT_MS, printBootstrapKey: (key) => { printBootstrapKey(key, config) } })
+  ? runPrimary(config, { shutdownBudgetMs: SHUTDOWN_BUDGET_MS, printBootstrapKey: (key) => { printBootstrapKey(key, config) } })
   : start(config)
 run.catch((error: unknown) => {
   process.stderr.write(`petstore: could not start: ${error instanceof Error ? error.message : String(error)}\n`)

@@ -9,8 +9,8 @@ export interface ReceivedWebhook {
   at: number
 }
 
-/** How the receiver answers a request: a status, or never (a blackhole: the connection stays open unanswered). */
-export type Answer = number | 'blackhole'
+/** How the receiver answers a request: a status, the same after holding the request open a while, or never (a blackhole: the connection stays open unanswered). */
+export type Answer = number | { status: number, afterMs: number } | 'blackhole'
 
 /** A real HTTP receiver on 127.0.0.1 that records what it gets and answers as told. */
 export interface WebhookReceiver {
@@ -42,7 +42,9 @@ export async function webhookReceiver (t: TestContext, port = 0): Promise<Webhoo
         held.push(response)
         return
       }
-      response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok')
+      const reply = (status: number): void => { response.writeHead(status, { 'content-type': 'text/plain' }).end('ok') }
+      if (typeof answer === 'number') reply(answer)
+      else setTimeout(() => { reply(answer.status) }, answer.afterMs)
     })
   })
   server.on('connection', (socket) => {

@@ -346,18 +346,18 @@ for (const store of testStores()) {
       const late = await postIdempotent(app, { ...REX, name: 'Late' }, 'late')
       assertCreated(late, { ...REX, name: 'Late' })
 
-      assert.equal(await app.app.idempotentCreates.sweep(), 0)
+      assert.equal(await app.app.idempotencyExpiry.sweep(), 0)
       assert.deepEqual(await idempotencyKeysOf(app, scope), ['early', 'late'])
 
       clock.advance(IDEMPOTENCY_TTL_MS - 60 * 60_000 + 1)
-      assert.equal(await app.app.idempotentCreates.sweep(), 1)
+      assert.equal(await app.app.idempotencyExpiry.sweep(), 1)
       assert.deepEqual(await idempotencyKeysOf(app, scope), ['late'])
       assertReplayOf(await postIdempotent(app, { ...REX, name: 'Late' }, 'late'), late)
 
       clock.advance(60 * 60_000)
-      assert.equal(await app.app.idempotentCreates.sweep(), 1)
+      assert.equal(await app.app.idempotencyExpiry.sweep(), 1)
       assert.deepEqual(await idempotencyKeysOf(app, scope), [])
-      assert.equal(await app.app.idempotentCreates.sweep(), 0)
+      assert.equal(await app.app.idempotencyExpiry.sweep(), 0)
       // the pets themselves are kept; only the records went
       assert.equal(await countPets(app), 2)
       assertCreated(await postIdempotent(app, { ...REX, name: 'Other' }, 'early'), { ...REX, name: 'Other' })

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { IdempotencyExpiry } from './idempotency-expiry.js'
 import { IdempotentCreates } from './idempotent-creates.js'
 import { createIdempotencyStore, type IdempotencyStore } from './store/idempotency-store.js'
 
@@ -8,6 +9,8 @@ declare module 'fastify' {
     idempotencyStore: IdempotencyStore
     /** Creates at most once per Idempotency-Key: what a create route calls when the header is sent. */
     idempotentCreates: IdempotentCreates
+    /** Deletes expired records, in the background and on demand (tests). */
+    idempotencyExpiry: IdempotencyExpiry
   }
 }
 
@@ -15,8 +18,6 @@ declare module 'fastify' {
 export const idempotency = fp(async (app) => {
   const store = app.instrumentStore(await createIdempotencyStore(app.database))
   app.decorate('idempotencyStore', store)
-  const idempotentCreates = new IdempotentCreates(store, app.clock, app.log)
-  app.decorate('idempotentCreates', idempotentCreates)
-  idempotentCreates.start()
-  app.addHook('onClose', async () => { idempotentCreates.stop() })
-}, { name: 'petstore-idempotency', dependencies: ['petstore-database'] })
+  app.decorate('idempotentCreates', new IdempotentCreates(store, app.clock, app.log))
+  app.decorate('idempotencyExpiry', app.background.start(new IdempotencyExpiry(store, app.clock, app.log, app.metrics)))
+}, { name: 'petstore-idempotency', dependencies: ['petstore-database', 'petstore-background'] })

@@ -5,7 +5,7 @@ import { ApiError, RETRY_AFTER_SECONDS } from '../../infra/errors/catalogue.js'
 import { parseJson } from '../../infra/json/exact-json.js'
 import { IdempotencyClaimLostError, type IdempotencyCompletion } from './claims.js'
 import type { IdempotencyStore } from './store/idempotency-store.js'
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_SWEEP_INTERVAL_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
 
 export interface IdempotentResult<T> {
   /** The status the first request got (201). */
@@ -25,9 +25,6 @@ export class IdempotentCreates {
   readonly #store: IdempotencyStore
   readonly #clock: Clock
   readonly #log: FastifyBaseLogger
-  #sweeper: NodeJS.Timeout | undefined
-  #firstSweep: NodeJS.Immediate | undefined
-  #stopped = false
 
   constructor (store: IdempotencyStore, clock: Clock, log: FastifyBaseLogger) {
     this.#store = store
@@ -70,30 +67,5 @@ export class IdempotentCreates {
       })
       throw error
     }
-  }
-
-  /** Deletes expired records now; returns how many. */
-  async sweep (): Promise<number> {
-    return this.#store.deleteExpiredIdempotencyKeys(new Date(this.#clock.now()))
-  }
-
-  /** Sweeps now and then every {@link IDEMPOTENCY_SWEEP_INTERVAL_MS} until {@link stop}. */
-  start (): void {
-    const sweep = (): void => {
-      this.sweep().then((deleted) => {
-        if (deleted > 0) this.#log.debug({ deleted }, 'deleted expired Idempotency-Key records')
-      }, (error: unknown) => {
-        if (this.#stopped) return
-        this.#log.warn({ err: error }, 'could not delete expired Idempotency-Key records; trying again later')
-      })
-    }
-    this.#sweeper = setInterval(sweep, IDEMPOTENCY_SWEEP_INTERVAL_MS).unref()
-    this.#firstSweep = setImmediate(sweep)
-  }
-
-  stop (): void {
-    this.#stopped = true
-    clearInterval(this.#sweeper)
-    clearImmediate(this.#firstSweep)
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
+import { BackgroundLoop, MAX_STOP_GRACE_MS } from '../../infra/background/background-loop.js'
 import type { Clock } from '../../infra/runtime/clock.js'
 import type { WebhookSettings } from '../../infra/config/config.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
@@ -11,10 +11,10 @@ import type { AttemptResult, WebhookSender } from './webhook-sender.js'
 export const WEBHOOK_POLL_INTERVAL_MS = 250
 /** An endpoint failing without a single success for this long is disabled. */
 export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
+/** On stop (SIGTERM), how long attempts in flight get to finish before they are cut off and left to be retried. */
+export const WEBHOOK_STOP_GRACE_MS = MAX_STOP_GRACE_MS
 // events scheduled per claim: a long backlog is scheduled in steps, between attempts
 const SCHEDULE_BATCH = 100
-// on SIGTERM, attempts in flight get this long to finish before they are cut off (and retried later)
-const STOP_GRACE_MS = 5_000
 // after the store failed a look for work: no look (and no log line) for this long, rather than four a second
 const STORE_FAILURE_PAUSE_MS = 5_000
 // up to this much more than each scheduled delay, so retries of many deliveries do not arrive in lockstep
@@ -32,77 +32,86 @@ export interface DispatcherOptions {
 /**
  * Delivers webhooks from the queue in the store: every instance runs one, each takes endpoints by a lease
  * (one instance per endpoint at a time, so one endpoint's deliveries go out in event-id order), at most
- * `WEBHOOK_CONCURRENCY` endpoints at once. A failed attempt is retried on the schedule; a slow or dead
- * endpoint holds one slot and nothing else: the API's requests never wait for a delivery.
+ * `WEBHOOK_CONCURRENCY` endpoints at once: each pass of its loop takes one endpoint and serves it. A
+ * failed attempt is retried on the schedule; a slow or dead endpoint holds one slot and nothing else:
+ * the API's requests never wait for a delivery.
  */
 export class WebhookDispatcher {
   readonly #options: DispatcherOptions
   // renewed before each attempt and twice as long as one can take, so a live holder keeps it; a dead
   // holder's endpoint is taken over once it runs out
   readonly #leaseMs: number
-  readonly #running = new Set<Promise<void>>()
-  readonly #abort = new AbortController()
-  #timer: NodeJS.Timeout | undefined
-  #filling = false
-  #stopped = false
+  readonly #loop: BackgroundLoop
+  #stopping = false
   #pausedUntil = 0
 
   constructor (options: DispatcherOptions) {
     this.#options = options
     this.#leaseMs = 2 * options.settings.timeoutMs + 5_000
+    this.#loop = new BackgroundLoop({
+      name: 'webhook_delivery',
+      intervalMs: WEBHOOK_POLL_INTERVAL_MS,
+      concurrency: options.settings.concurrency,
+      stopGraceMs: WEBHOOK_STOP_GRACE_MS,
+      pass: async (signal) => await this.#serveNext(signal),
+      onError: (error) => { this.#pause(error) },
+      metrics: options.metrics
+    })
   }
 
   start (): void {
-    this.#timer = setInterval(() => { this.#fill() }, WEBHOOK_POLL_INTERVAL_MS).unref()
-    this.#fill()
+    this.#loop.start()
   }
 
-  /** Takes no more endpoints, lets attempts in flight finish for a while, then cuts them off; leases are given back. */
+  /** Looks for endpoints with work at once instead of at the next poll (after an event is recorded, say). */
+  wake (): void {
+    this.#loop.wake()
+  }
+
+  /**
+   * Takes no more endpoints and starts no more attempts; attempts in flight get {@link WEBHOOK_STOP_GRACE_MS}
+   * to finish, then are cut off (the delivery stays due, and is retried: at least once); every lease
+   * held is given back. Resolves when all that is done.
+   */
   async stop (): Promise<void> {
-    this.#stopped = true
-    clearInterval(this.#timer)
-    const drained = Promise.allSettled([...this.#running])
-    const grace = delay(STOP_GRACE_MS, undefined, { ref: false })
-    await Promise.race([drained, grace])
-    this.#abort.abort()
-    await drained
+    this.#stopping = true
+    await this.#loop.stop()
     await this.#options.sender.close()
   }
 
-  /** Claims endpoints with work while slots are free; each is served in the background. */
-  #fill (): void {
-    if (this.#filling || this.#stopped || this.#options.clock.now() < this.#pausedUntil) return
-    this.#filling = true
-    this.#claimWhileFree().catch((error: unknown) => {
-      this.#pausedUntil = this.#options.clock.now() + STORE_FAILURE_PAUSE_MS
-      if (!this.#stopped) this.#options.log.warn({ err: error }, `could not look for webhook deliveries; trying again in ${STORE_FAILURE_PAUSE_MS / 1000} s`)
-    }).finally(() => { this.#filling = false })
+  /** One pass: takes one endpoint with work and serves it; true when it found one (there may be more). */
+  async #serveNext (signal: AbortSignal): Promise<boolean> {
+    const { store, clock, log } = this.#options
+    if (clock.now() < this.#pausedUntil) return false
+    const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'))
+    if (claim === undefined) return false
+    // another slot looks for the next endpoint meanwhile
+    this.#loop.wake()
+    try {
+      await this.#serve(claim, signal)
+    } catch (error) {
+      log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
+    }
+    return true
   }
 
-  async #claimWhileFree (): Promise<void> {
-    const { store, settings, clock } = this.#options
-    while (!this.#stopped && this.#running.size < settings.concurrency) {
-      const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'))
-      if (claim === undefined) return
-      const serving = this.#serve(claim).catch((error: unknown) => {
-        this.#options.log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
-      }).finally(() => {
-        this.#running.delete(serving)
-        this.#fill()
-      })
-      this.#running.add(serving)
-    }
+  /** After the store failed a look for work: one log line, and no look for a while. */
+  #pause (error: unknown): void {
+    const now = this.#options.clock.now()
+    if (now < this.#pausedUntil) return
+    this.#pausedUntil = now + STORE_FAILURE_PAUSE_MS
+    this.#options.log.warn({ err: error }, `could not look for webhook deliveries; trying again in ${STORE_FAILURE_PAUSE_MS / 1000} s`)
   }
 
   /** Delivers an endpoint's due deliveries in event-id order until none is due, one fails, or the dispatcher stops. */
-  async #serve (claim: ClaimedWebhookEndpoint): Promise<void> {
+  async #serve (claim: ClaimedWebhookEndpoint, signal: AbortSignal): Promise<void> {
     const { store, clock } = this.#options
     try {
       await store.scheduleWebhookDeliveries(claim, SCHEDULE_BATCH)
-      while (!this.#stopped) {
+      while (!this.#stopping) {
         const due = await store.nextDueWebhookDelivery(claim, new Date(clock.now()), this.#leaseMs)
         if (due === undefined) return
-        const outcome = await this.#attempt(claim, due)
+        const outcome = await this.#attempt(claim, due, signal)
         // cut off by shutdown: not an answer of the endpoint; the delivery stays due and is retried
         if (outcome === undefined) return
         await store.recordWebhookAttempt(claim, due.eventId, outcome, new Date(clock.now()))
@@ -113,7 +122,7 @@ export class WebhookDispatcher {
     }
   }
 
-  async #attempt (claim: ClaimedWebhookEndpoint, due: DueWebhookDelivery): Promise<WebhookAttemptOutcome | undefined> {
+  async #attempt (claim: ClaimedWebhookEndpoint, due: DueWebhookDelivery, signal: AbortSignal): Promise<WebhookAttemptOutcome | undefined> {
     const { sender, clock, log, metrics } = this.#options
     const attempt = due.attempts + 1
     const context = { endpointId: claim.id, eventId: due.eventId, attempt }
@@ -130,7 +139,7 @@ export class WebhookDispatcher {
       attributes: { 'petstore.webhook.endpoint_id': claim.id, 'petstore.event.id': event.id, 'petstore.webhook.attempt': attempt }
     }, async (span): Promise<AttemptResult> => {
       try {
-        const sent = await sender.send({ url: claim.url, event, secrets: claim.secrets }, new Date(started), this.#abort.signal)
+        const sent = await sender.send({ url: claim.url, event, secrets: claim.secrets }, new Date(started), signal)
         if (sent.status !== undefined) span.setAttribute('http.response.status_code', sent.status)
         if (!sent.delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: sent.error })
         return sent
@@ -138,7 +147,7 @@ export class WebhookDispatcher {
         span.end()
       }
     })
-    if (this.#abort.signal.aborted && !result.delivered) return undefined
+    if (signal.aborted && !result.delivered) return undefined
     const now = clock.now()
     const seconds = (now - started) / 1000
     if (result.delivered) {

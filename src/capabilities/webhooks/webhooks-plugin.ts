@@ -11,16 +11,14 @@ declare module 'fastify' {
 }
 
 /**
- * Webhooks: every instance delivers; the queue and the leases live in the database, so the dispatcher
- * is stopped (its attempts in flight awaited) before the database closes.
+ * Webhooks: every instance delivers; the queue and the leases live in the database, and the dispatcher
+ * is background work (stopped, its attempts in flight given their grace, before the database closes).
  */
 export const webhooks = fp(async (app) => {
   // not traced as store calls: the dispatcher makes a span of each attempt
   const store = app.instrumentStore(await createWebhookStore(app.database), { traced: false })
   app.decorate('webhookStore', store)
   const { config, clock, log, metrics } = app
-  const dispatcher = new WebhookDispatcher({ store, sender: new WebhookSender(config.webhooks), settings: config.webhooks, clock, log, metrics })
-  dispatcher.start()
-  app.addHook('onClose', async () => { await dispatcher.stop() })
+  app.background.start(new WebhookDispatcher({ store, sender: new WebhookSender(config.webhooks), settings: config.webhooks, clock, log, metrics }))
   metrics.measureOldestUndelivered(async () => await store.oldestUndeliveredEventAt(), () => clock.now())
-}, { name: 'petstore-webhooks', dependencies: ['petstore-database', 'petstore-events'] })
+}, { name: 'petstore-webhooks', dependencies: ['petstore-database', 'petstore-background', 'petstore-events'] })

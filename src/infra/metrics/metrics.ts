@@ -84,6 +84,21 @@ export class Metrics {
     registers: [this.registry]
   })
 
+  readonly backgroundPasses = new TallyCounter({
+    name: 'petstore_background_passes_total',
+    help: 'Passes of the background loops (idempotency_expiry, event_retention, webhook_delivery), by loop and outcome (done; more: work was left and another pass followed at once; failed; aborted: cut off by shutdown).',
+    labelNames: ['loop', 'outcome'] as const,
+    registers: [this.registry]
+  })
+
+  readonly backgroundPassDuration = new TallyHistogram({
+    name: 'petstore_background_pass_duration_seconds',
+    help: 'Time of each background pass, by loop: a look for work that finds none takes milliseconds, a retention pass over a backlog or a webhook endpoint served minutes.',
+    labelNames: ['loop'] as const,
+    buckets: [0.001, 0.01, 0.1, 1, 10, 60, 600],
+    registers: [this.registry]
+  })
+
   /**
    * Seconds since the oldest event still waiting for a webhook delivery occurred (0 when none waits):
    * what an alert on stuck deliveries watches. Read from the store when scraped, by `measure`.
