@@ -40,7 +40,7 @@ const V1_ROUTES = [petsRoutes, ordersRoutes, eventsRoutes] as const
 /**
  * Builds the whole service from its configuration: opens (and migrates) the database, registers every
  * capability. It never listens; `bin/server.ts` does. Closing the app drains HTTP, stops every capability's
- * background work at once (its work in flight awaited), then closes the database (infra/runtime/shutdown-budget.ts).
+ * background work at once (its work in flight awaited), then closes the database (infra/background/shutdown-budget.ts).
  */
 export async function buildApp ({ config, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
   // only when configured: unset, no OpenTelemetry module is loaded and requests pay nothing for it

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
 import { WEBHOOK_STOP_GRACE_MS } from '../../src/capabilities/webhooks/webhook-dispatcher.js'
-import { SHUTDOWN_BUDGET_MS } from '../../src/infra/runtime/shutdown-budget.js'
+import { SHUTDOWN_BUDGET_MS } from '../../src/infra/background/shutdown-budget.js'
 import { REQUEST_TIMEOUT_MS } from '../../src/infra/http/drain.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
 import { bearer, loadEnv, postPetHead, sleep, strongApiKey, waitForArrivedCreates } from '../helpers/live-server.js'

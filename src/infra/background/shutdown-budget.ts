@@ -1,4 +1,4 @@
-import { MAX_STOP_GRACE_MS } from '../background/background-loop.js'
+import { MAX_STOP_GRACE_MS } from './background-loop.js'
 import { REQUEST_TIMEOUT_MS } from '../http/drain.js'
 
 // closing the store, exporting the last spans (tracing's SHUTDOWN_EXPORT_MS), and the last store call of a
