@@ -4,11 +4,10 @@ import { BackgroundLoop, MAX_STOP_GRACE_MS } from '../../infra/background/backgr
 import type { Clock } from '../../infra/runtime/clock.js'
 import type { WebhookSettings } from '../../infra/config/config.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
-import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookStore } from './store/webhook-store.js'
+import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './store/webhook-store.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
+import { WEBHOOK_POLL_INTERVAL_MS } from './webhook-policy.js'
 
-/** How often an idle instance looks for endpoints with work: the longest a new event waits before its first attempt. */
-export const WEBHOOK_POLL_INTERVAL_MS = 250
 /** An endpoint failing without a single success for this long is disabled. */
 export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
 /** On stop (SIGTERM), how long attempts in flight get to finish before they are cut off and left to be retried. */
@@ -21,7 +20,7 @@ const STORE_FAILURE_PAUSE_MS = 5_000
 const JITTER = 0.1
 
 export interface DispatcherOptions {
-  store: WebhookStore
+  store: WebhookDeliveryStore
   sender: WebhookSender
   settings: WebhookSettings
   clock: Clock

@@ -1,20 +1,11 @@
-import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import { join } from 'node:path'
 import type { Agent, request } from 'undici'
 import type { WebhookSettings } from '../../infra/config/config.js'
-import { INSTALL_ROOT } from '../../infra/runtime/install-root.js'
 import { stringifyJson } from '../../infra/json/exact-json.js'
 import type { Event } from '../events/index.js'
 import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
 import { signWebhook } from './signature.js'
-
-/** Most of a receiver's answer read: its body is not used, only drained so the connection can be reused. */
-export const RESPONSE_BODY_LIMIT_BYTES = 64 * 1024
-
-const VERSION = (JSON.parse(readFileSync(join(INSTALL_ROOT, 'package.json'), 'utf8')) as { version: string }).version
-/** The `User-Agent` of every webhook request. */
-export const WEBHOOK_USER_AGENT = `petstore-webhooks/${VERSION}`
+import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-policy.js'
 
 /** What one attempt came to: delivered (a 2xx), or why not (the status, or the error's code). */
 export type AttemptResult = { delivered: true, status: number } | { delivered: false, status?: number, error: string }

@@ -1,6 +1,6 @@
 import type { WebhookSettings } from '../../infra/config/config.js'
 import { EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, type EventType } from '../events/index.js'
-import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-sender.js'
+import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-policy.js'
 
 const SCHEMA_OF = EVENT_SCHEMA_OF_TYPE
 const OPERATION_ID_OF: Record<EventType, string> = { 'pet.created': 'petCreatedWebhook', 'pet.updated': 'petUpdatedWebhook' }

@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import { createWebhookStore, type WebhookStore } from './store/webhook-store.js'
-import { WebhookDispatcher } from './webhook-dispatcher.js'
-import { WebhookSender } from './webhook-sender.js'
+import { WebhookDelivery } from './webhook-delivery.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,14 +10,15 @@ declare module 'fastify' {
 }
 
 /**
- * Webhooks: every instance delivers; the queue and the leases live in the database, and the dispatcher
- * is background work (stopped, its attempts in flight given their grace, before the database closes).
+ * Webhooks: every instance delivers, once an endpoint is enabled; the queue and the leases live in the
+ * database, and delivery is background work (stopped, its attempts in flight given their grace, before the
+ * database closes).
  */
 export const webhooks = fp(async (app) => {
   // not traced as store calls: the dispatcher makes a span of each attempt
   const store = app.instrumentStore(await createWebhookStore(app.database), { traced: false })
   app.decorate('webhookStore', store)
   const { config, clock, log, metrics } = app
-  app.background.start(new WebhookDispatcher({ store, sender: new WebhookSender(config.webhooks), settings: config.webhooks, clock, log, metrics }))
+  app.background.start(new WebhookDelivery({ store, settings: config.webhooks, clock, log, metrics }))
   metrics.measureOldestUndelivered(async () => await store.oldestUndeliveredEventAt(), () => clock.now())
 }, { name: 'petstore-webhooks', dependencies: ['petstore-database', 'petstore-background', 'petstore-events'] })

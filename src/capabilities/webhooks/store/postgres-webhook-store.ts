@@ -25,6 +25,7 @@ const SQL = {
     text: 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $2, secret = $3 WHERE id = $1 RETURNING id'
   },
   enableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 RETURNING id' },
+  hasEnabledEndpoints: { text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS enabled' },
   // SKIP LOCKED: instances claiming at once each take a different endpoint, none waits. The endpoint whose
   // lease ended longest ago (or never held) goes first, so no endpoint starves; the outer WHERE checks the
   // lease again on the row as locked
@@ -115,6 +116,10 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async enableWebhookEndpoint (id: number): Promise<boolean> {
     return (await this.#query(SQL.enableEndpoint, [id])).length === 1
+  }
+
+  async hasEnabledWebhookEndpoints (): Promise<boolean> {
+    return (await this.#query<{ enabled: boolean }>(SQL.hasEnabledEndpoints, []))[0]?.enabled === true
   }
 
   async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {

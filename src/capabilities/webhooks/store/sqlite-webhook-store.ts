@@ -18,6 +18,7 @@ const SQL = {
   deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = ?',
   rotateSecret: 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?',
   enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ?',
+  hasEnabledEndpoints: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)',
   // one statement under SQLite's write lock: two instances never take one endpoint. The endpoint whose
   // lease ended longest ago (or never held: NULL sorts first) goes first, so no endpoint starves
   claimEndpoint: 'UPDATE webhook_endpoints SET lease_token = ?, lease_until = ? WHERE id = (' +
@@ -63,7 +64,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt'])
+    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt', 'hasEnabledEndpoints'])
     return this.#prepared
   }
 
@@ -89,6 +90,10 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async enableWebhookEndpoint (id: number): Promise<boolean> {
     return this.#run(() => this.#statements.enableEndpoint.run(id).changes === 1)
+  }
+
+  async hasEnabledWebhookEndpoints (): Promise<boolean> {
+    return this.#run(() => this.#statements.hasEnabledEndpoints.get() === 1)
   }
 
   async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {

@@ -55,12 +55,8 @@ export type WebhookAttemptOutcome =
   /** `retryAt` undefined: the schedule is exhausted and the delivery is given up. `disable`: the endpoint has failed for too long. */
   | { delivered: false, error: string, retryAt: Date | undefined, disable: boolean }
 
-/**
- * The webhook endpoints and their delivery queue, kept in the store beside the pets (never only in
- * memory), on the database's connection. Safe for every instance at once: an endpoint is
- * delivered to by the one instance that holds its lease.
- */
-export interface WebhookStore {
+/** The webhook endpoints as operators manage them (`npx petstore webhooks …`). */
+export interface WebhookEndpointStore {
   /** Registers an endpoint; only events recorded after this call are sent to it. */
   createWebhookEndpoint (endpoint: NewWebhookEndpoint, now: Date): Promise<WebhookEndpointRecord>
   listWebhookEndpoints (): Promise<WebhookEndpointRecord[]>
@@ -70,7 +66,15 @@ export interface WebhookStore {
   rotateWebhookSecret (id: number, secret: string, previousUntil: Date): Promise<boolean>
   /** Re-enables a disabled endpoint (its failure streak forgotten); false when no endpoint has this id. */
   enableWebhookEndpoint (id: number): Promise<boolean>
+  /** Whether any endpoint is enabled: until one is, nothing is delivered (a read, no lock taken). */
+  hasEnabledWebhookEndpoints (): Promise<boolean>
+}
 
+/**
+ * The delivery queue, kept in the database beside what it delivers (never only in memory). Safe for every
+ * instance at once: an endpoint is delivered to by the one instance that holds its lease.
+ */
+export interface WebhookDeliveryStore {
   /** Takes the lease of an enabled endpoint with work to do (events to schedule or a due delivery) that nobody holds. */
   claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined>
   /** Creates the deliveries of the events recorded since the endpoint's last schedule that it asked for; returns how many. */
@@ -84,6 +88,9 @@ export interface WebhookStore {
   /** When the oldest event still waiting for a delivery (made or not yet scheduled) occurred; undefined when none waits. */
   oldestUndeliveredEventAt (): Promise<Date | undefined>
 }
+
+/** Both roles, as each engine implements them on the database's connection. */
+export type WebhookStore = WebhookEndpointStore & WebhookDeliveryStore
 
 /** The webhook store of `database`'s engine (its module loaded only for that engine). */
 export async function createWebhookStore (database: Database): Promise<WebhookStore> {
