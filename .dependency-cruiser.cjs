@@ -38,6 +38,21 @@ module.exports = {
       to: { path: '^src/capabilities/[^/]+/', pathNot: '^src/capabilities/[^/]+/index\\.ts$' }
     },
     {
+      name: 'entry-points-through-faces',
+      severity: 'error',
+      comment: 'The composition root and the entry points use a capability through its faces only: index.ts (what the app ' +
+        'registers and other capabilities use) and cli.ts (its npx petstore commands).',
+      from: { path: '^src/(bin/|app\\.ts$)' },
+      to: { path: '^src/capabilities/[^/]+/', pathNot: '^src/capabilities/[^/]+/(index|cli)\\.ts$' }
+    },
+    {
+      name: 'cli-only-from-bin',
+      severity: 'error',
+      comment: 'A capability\'s cli.ts is for src/bin/cli.ts: the server (app.ts, other capabilities) never loads command-line code.',
+      from: { path: '^src/', pathNot: '^src/bin/' },
+      to: { path: '^src/capabilities/([^/]+)/cli\\.ts$', pathNot: '^src/capabilities/$1/' }
+    },
+    {
       name: 'not-to-bin',
       severity: 'error',
       comment: 'src/bin/ holds the entry points: nothing else in src/ imports them.',

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from '../capabilities/backups/index.js'
-import { KEY_COMMAND_OPTIONS, KEY_COMMANDS, KeyUsageError, prepareKeyCommand, type KeyCommand } from '../capabilities/keys/index.js'
-import { runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from '../capabilities/webhooks/index.js'
+import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from '../capabilities/backups/cli.js'
+import { KEY_COMMAND_OPTIONS, KEY_COMMANDS, KeyUsageError, prepareKeyCommand, type KeyCommand } from '../capabilities/keys/cli.js'
+import { runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from '../capabilities/webhooks/cli.js'
 import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, INSTALL_ROOT, loadConfig, type Config } from '../infra/config/config.js'
 import { describeDatabase, openDatabase } from '../infra/database/open-database.js'
 

@@ -30,7 +30,7 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
   const { database } = await openDatabase(config.database)
   let key: string | undefined
   try {
-    key = await createBootstrapKeyIfNone(await createKeyStore(database), config.apiKeys)
+    key = await createBootstrapKeyIfNone(createKeyStore(database), config.apiKeys)
   } finally {
     await database.close()
   }

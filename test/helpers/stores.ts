@@ -1,9 +1,14 @@
 import type { TestContext } from 'node:test'
-import { createEventStore, type EventStore } from '../../src/capabilities/events/store/event-store.js'
-import { createIdempotencyStore, type IdempotencyStore } from '../../src/capabilities/idempotency/store/idempotency-store.js'
-import { createKeyStore, type KeyStore } from '../../src/capabilities/keys/store/key-store.js'
-import { createPetStore, type PetStore } from '../../src/capabilities/pets/store/pet-store.js'
-import { createWebhookStore, type WebhookStore } from '../../src/capabilities/webhooks/store/webhook-store.js'
+import { createEventStore } from '../../src/capabilities/events/store/create-event-store.js'
+import type { EventStore } from '../../src/capabilities/events/store/event-store.js'
+import { createIdempotencyStore } from '../../src/capabilities/idempotency/store/create-idempotency-store.js'
+import type { IdempotencyStore } from '../../src/capabilities/idempotency/store/idempotency-store.js'
+import { createKeyStore } from '../../src/capabilities/keys/store/create-key-store.js'
+import type { KeyStore } from '../../src/capabilities/keys/store/key-store.js'
+import { createPetStore } from '../../src/capabilities/pets/store/create-pet-store.js'
+import type { PetStore } from '../../src/capabilities/pets/store/pet-store.js'
+import { createWebhookStore } from '../../src/capabilities/webhooks/store/create-webhook-store.js'
+import type { WebhookStore } from '../../src/capabilities/webhooks/store/webhook-store.js'
 import { loadConfig } from '../../src/infra/config/config.js'
 import type { Database, MigrationResult } from '../../src/infra/database/database.js'
 import { openDatabase } from '../../src/infra/database/open-database.js'
@@ -30,10 +35,10 @@ export async function openStores (t: TestContext, kind: StoreKind, databaseUrl?:
     database,
     migration,
     databaseUrl: url,
-    pets: await createPetStore(database),
-    keys: await createKeyStore(database),
-    idempotency: await createIdempotencyStore(database),
-    events: await createEventStore(database),
-    webhooks: await createWebhookStore(database)
+    pets: createPetStore(database),
+    keys: createKeyStore(database),
+    idempotency: createIdempotencyStore(database),
+    events: createEventStore(database),
+    webhooks: createWebhookStore(database)
   }
 }

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import { IdempotencyExpiry } from './idempotency-expiry.js'
 import { IdempotentCreates } from './idempotent-creates.js'
-import { createIdempotencyStore, type IdempotencyStore } from './store/idempotency-store.js'
+import { createIdempotencyStore } from './store/create-idempotency-store.js'
+import type { IdempotencyStore } from './store/idempotency-store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,7 +17,7 @@ declare module 'fastify' {
 
 /** The idempotency capability: its store, the service create routes call, and the loop that deletes expired records. */
 export const idempotency = fp(async (app) => {
-  const store = app.instrumentStore(await createIdempotencyStore(app.database))
+  const store = app.instrumentStore(createIdempotencyStore(app.database))
   app.decorate('idempotencyStore', store)
   app.decorate('idempotentCreates', new IdempotentCreates(store, app.clock, app.log))
   app.decorate('idempotencyExpiry', app.background.start(new IdempotencyExpiry(store, app.clock, app.log, app.metrics)))

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { addBearerAuth, type FailedAuthGuard } from './bearer-auth.js'
 import { addRoleCheck } from './role-check.js'
-import { createKeyStore, type KeyStore } from './store/key-store.js'
+import { createKeyStore } from './store/create-key-store.js'
+import type { KeyStore } from './store/key-store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,7 +14,7 @@ declare module 'fastify' {
 
 /** The keys capability: its store, on the app's database. */
 export const keys = fp(async (app) => {
-  app.decorate('keyStore', app.instrumentStore(await createKeyStore(app.database)))
+  app.decorate('keyStore', app.instrumentStore(createKeyStore(app.database)))
 }, { name: 'petstore-keys', dependencies: ['petstore-database'] })
 
 /**

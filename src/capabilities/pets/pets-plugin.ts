@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import { CursorCodec } from './cursor.js'
 import { NewPetSchema, PetPatchSchema, PetSchema, PetsSchema, PetStatusSchema } from './pet-schemas.js'
-import { createPetStore, type PetStore } from './store/pet-store.js'
+import { createPetStore } from './store/create-pet-store.js'
+import type { PetStore } from './store/pet-store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,7 +16,7 @@ declare module 'fastify' {
 
 /** The pets capability: its store and cursors on the app's database, and its schemas as the document's components. */
 export const pets = fp(async (app) => {
-  app.decorate('petStore', app.instrumentStore(await createPetStore(app.database)))
+  app.decorate('petStore', app.instrumentStore(createPetStore(app.database)))
   const cursorSecret = await app.database.ensureSetting('cursor_secret', randomBytes(32).toString('base64url'))
   app.decorate('cursors', new CursorCodec(cursorSecret))
   for (const schema of [PetStatusSchema, NewPetSchema, PetPatchSchema, PetSchema, PetsSchema]) app.addSchema(schema)

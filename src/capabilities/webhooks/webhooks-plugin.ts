@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
-import { createWebhookStore, type WebhookStore } from './store/webhook-store.js'
+import { createWebhookStore } from './store/create-webhook-store.js'
+import type { WebhookStore } from './store/webhook-store.js'
 import { WebhookDelivery } from './webhook-delivery.js'
 
 declare module 'fastify' {
@@ -16,7 +17,7 @@ declare module 'fastify' {
  */
 export const webhooks = fp(async (app) => {
   // not traced as store calls: the dispatcher makes a span of each attempt
-  const store = app.instrumentStore(await createWebhookStore(app.database), { traced: false })
+  const store = app.instrumentStore(createWebhookStore(app.database), { traced: false })
   app.decorate('webhookStore', store)
   const { config, clock, log, metrics } = app
   app.background.start(new WebhookDelivery({ store, settings: config.webhooks, clock, log, metrics }))

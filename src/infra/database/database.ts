@@ -1,29 +1,7 @@
 import type { PostgresDatabase } from './postgres/postgres-database.js'
 import type { SqliteDatabase } from './sqlite/sqlite-database.js'
 
-/** What migrating did: the schema version afterwards and the migrations applied now. */
-export interface MigrationResult {
-  version: number
-  applied: string[]
-}
-
-/**
- * What every engine's database offers besides the capabilities' own stores: the connection's life,
- * its schema and the small settings table. Each capability builds its store on the engine's class.
- */
-export interface DatabaseConnection {
-  /** Where the data lives, for logs (never credentials). */
-  readonly description: string
-  /** Applies pending migrations; returns the schema version afterwards. */
-  migrate (): Promise<MigrationResult>
-  /** Resolves when the database answers a trivial query; rejects otherwise. */
-  ping (): Promise<void>
-  /** Returns the setting, storing `initialValue` first if it is not set yet (atomic across instances). */
-  ensureSetting (name: string, initialValue: string): Promise<string>
-  /** Runs `close` when the database closes, before its connections do (listeners a store opened). */
-  closeWith (close: () => Promise<void>): void
-  close (): Promise<void>
-}
+export type { DatabaseConnection, MigrationResult } from './database-connection.js'
 
 /** An open database of either engine, told apart by `kind`: what the composition root hands each capability. */
 export type Database = SqliteDatabase | PostgresDatabase

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { INSTALL_ROOT } from '../runtime/install-root.js'
-import type { MigrationResult } from './database.js'
+import type { MigrationResult } from './database-connection.js'
 
 /** One versioned SQL file, e.g. `0001_init.sql`. */
 export interface Migration {

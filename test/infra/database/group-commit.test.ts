@@ -10,8 +10,10 @@ import { GroupCommit, type ItemOutcome } from '../../../src/infra/database/group
 import { IdempotencyClaimLostError, type IdempotencyClaimRequest, type IdempotencyCompletion } from '../../../src/capabilities/idempotency/claims.js'
 import { openDatabase } from '../../../src/infra/database/open-database.js'
 import type { Database } from '../../../src/infra/database/database.js'
-import { createIdempotencyStore, type IdempotencyStore } from '../../../src/capabilities/idempotency/store/idempotency-store.js'
-import { createPetStore, type NewPetRecord, type PetStore } from '../../../src/capabilities/pets/store/pet-store.js'
+import { createIdempotencyStore } from '../../../src/capabilities/idempotency/store/create-idempotency-store.js'
+import type { IdempotencyStore } from '../../../src/capabilities/idempotency/store/idempotency-store.js'
+import { createPetStore } from '../../../src/capabilities/pets/store/create-pet-store.js'
+import type { NewPetRecord, PetStore } from '../../../src/capabilities/pets/store/pet-store.js'
 import type { Pet, PetStatus } from '../../../src/capabilities/pets/pet-schemas.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../../helpers/databases.js'
 
@@ -232,7 +234,7 @@ async function openFresh (t: TestContext, kind: StoreKind, databaseUrl?: string,
   const url = databaseUrl ?? await freshDatabaseUrl(t, kind)
   const { database } = await openDatabase(loadConfig({ ...env, DATABASE_URL: url }).database)
   t.after(() => database.close())
-  return { store: await createPetStore(database), idempotency: await createIdempotencyStore(database), database, databaseUrl: url }
+  return { store: createPetStore(database), idempotency: createIdempotencyStore(database), database, databaseUrl: url }
 }
 
 /**

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test'
 import { generateApiKey, hashApiKey } from '../../../src/capabilities/keys/api-keys.js'
 import { loadConfig } from '../../../src/infra/config/config.js'
 import { openDatabase } from '../../../src/infra/database/open-database.js'
-import { createKeyStore } from '../../../src/capabilities/keys/store/key-store.js'
+import { createKeyStore } from '../../../src/capabilities/keys/store/create-key-store.js'
 import { OtlpReceiver, type ReceivedSpan } from '../../../tools/harness/otlp-receiver.js'
 import { freshDatabaseUrl, testStores } from '../../helpers/databases.js'
 import { serverProcesses } from '../../helpers/processes.js'
@@ -30,7 +30,7 @@ async function createKey (databaseUrl: string, name: string): Promise<string> {
   const key = generateApiKey()
   const { database } = await openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database)
   try {
-    await (await createKeyStore(database)).createApiKey(name, hashApiKey(key), 'write')
+    await createKeyStore(database).createApiKey(name, hashApiKey(key), 'write')
   } finally {
     await database.close()
   }

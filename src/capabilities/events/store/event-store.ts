@@ -1,4 +1,3 @@
-import type { Database } from '../../../infra/database/database.js'
 import type { Event, EventType } from '../event-schemas.js'
 
 /** One page of the change feed, in id order, starting after `afterId`. */
@@ -40,12 +39,4 @@ export interface EventStore {
    * every instance at once.
    */
   purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge>
-}
-
-/** The event store of `database`'s engine (its module loaded only for that engine). */
-export async function createEventStore (database: Database): Promise<EventStore> {
-  switch (database.kind) {
-    case 'sqlite': return new (await import('./sqlite-event-store.js')).SqliteEventStore(database)
-    case 'postgres': return new (await import('./postgres-event-store.js')).PostgresEventStore(database)
-  }
 }

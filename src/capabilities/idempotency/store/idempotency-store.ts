@@ -1,4 +1,3 @@
-import type { Database } from '../../../infra/database/database.js'
 import type { IdempotencyClaim, IdempotencyClaimRequest, IdempotencyCompletion } from '../claims.js'
 
 /**
@@ -29,11 +28,3 @@ export const COMPLETE_CLAIM_SQL = {
       'WHERE k.scope = c.scope AND k.key = c.key AND k.token = c.token RETURNING c.scope, c.key, c.token'
   }
 } as const
-
-/** The idempotency store of `database`'s engine (its module loaded only for that engine). */
-export async function createIdempotencyStore (database: Database): Promise<IdempotencyStore> {
-  switch (database.kind) {
-    case 'sqlite': return new (await import('./sqlite-idempotency-store.js')).SqliteIdempotencyStore(database)
-    case 'postgres': return new (await import('./postgres-idempotency-store.js')).PostgresIdempotencyStore(database)
-  }
-}

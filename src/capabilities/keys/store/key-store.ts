@@ -1,4 +1,3 @@
-import type { Database } from '../../../infra/database/database.js'
 import type { ApiKeyRole } from '../roles.js'
 
 /** An API key as stored: only the SHA-256 hash of the key, never the key. */
@@ -27,12 +26,4 @@ export interface KeyStore {
    * even when several instances try at once; undefined when a key already existed.
    */
   createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
-}
-
-/** The key store of `database`'s engine (its module loaded only for that engine). */
-export async function createKeyStore (database: Database): Promise<KeyStore> {
-  switch (database.kind) {
-    case 'sqlite': return new (await import('./sqlite-key-store.js')).SqliteKeyStore(database)
-    case 'postgres': return new (await import('./postgres-key-store.js')).PostgresKeyStore(database)
-  }
 }

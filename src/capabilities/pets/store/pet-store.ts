@@ -1,4 +1,3 @@
-import type { Database } from '../../../infra/database/database.js'
 import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import type { PetPrecondition, PetUpdateOutcome } from '../pet-update.js'
@@ -47,12 +46,4 @@ export interface PetStore {
    * cannot tell (nothing may be reused then). Synchronous: it is asked on every list request.
    */
   listVersion (): number | undefined
-}
-
-/** The pet store of `database`'s engine (its module loaded only for that engine). */
-export async function createPetStore (database: Database): Promise<PetStore> {
-  switch (database.kind) {
-    case 'sqlite': return new (await import('./sqlite-pet-store.js')).SqlitePetStore(database)
-    case 'postgres': return new (await import('./postgres-pet-store.js')).PostgresPetStore(database)
-  }
 }

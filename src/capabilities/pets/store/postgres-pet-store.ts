@@ -7,8 +7,7 @@ import type { Pet, PetPatch } from '../pet-schemas.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import { groupCreates, type PendingCreate } from './pending-create.js'
 import { GroupRead } from '../../../infra/database/group-read.js'
-import { ChangeListener } from '../../../infra/database/postgres/change-listener.js'
-import { toStoreError } from '../../../infra/database/postgres/errors.js'
+import type { ChangeListener } from '../../../infra/database/postgres/change-listener.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
 import type { NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { rowToPet, type PetRow } from './rows.js'
@@ -30,14 +29,7 @@ export class PostgresPetStore implements PetStore {
 
   constructor (database: PostgresDatabase) {
     this.#database = database
-    const { url, timeoutMs, onBackgroundError } = database.options
-    this.#changes = new ChangeListener({
-      url,
-      channel: PETS_CHANGED_CHANNEL,
-      timeoutMs,
-      ...(onBackgroundError === undefined ? {} : { onBackgroundError })
-    })
-    database.closeWith(async () => { await this.#changes.close() })
+    this.#changes = database.listen(PETS_CHANGED_CHANNEL)
   }
 
   async createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet> {
@@ -56,7 +48,7 @@ export class PostgresPetStore implements PetStore {
       try {
         // without claims to complete, one statement is the whole transaction: two round trips fewer
         outcome = kept.every((item) => item.completing === undefined)
-          ? await insertBatch(this.#database.pool, kept).catch((error: unknown) => { throw toStoreError(error) })
+          ? await this.#database.onPool(async (pool) => await insertBatch(pool, kept))
           : await this.#database.transaction(async (client) => await insertBatch(client, kept), (batch) => batch.lost.length > 0)
       } finally {
         // before any 201 goes out (and also when the commit's outcome is unknown): a list on this

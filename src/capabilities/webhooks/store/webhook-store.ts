@@ -1,4 +1,3 @@
-import type { Database } from '../../../infra/database/database.js'
 import type { Event, EventType } from '../../events/index.js'
 
 /** An endpoint to register: where to send which events, and the secret that signs them. */
@@ -91,11 +90,3 @@ export interface WebhookDeliveryStore {
 
 /** Both roles, as each engine implements them on the database's connection. */
 export type WebhookStore = WebhookEndpointStore & WebhookDeliveryStore
-
-/** The webhook store of `database`'s engine (its module loaded only for that engine). */
-export async function createWebhookStore (database: Database): Promise<WebhookStore> {
-  switch (database.kind) {
-    case 'sqlite': return new (await import('./sqlite-webhook-store.js')).SqliteWebhookStore(database)
-    case 'postgres': return new (await import('./postgres-webhook-store.js')).PostgresWebhookStore(database)
-  }
-}

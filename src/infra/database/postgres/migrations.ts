@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { planMigrations, SchemaTooNewError } from '../migrator.js'
-import type { MigrationResult } from '../database.js'
+import type { MigrationResult } from '../database-connection.js'
 import { isDatabaseError } from './errors.js'
 import { PG_TYPES } from './int8.js'
 import { LOCKS, lockSql } from './locks.js'

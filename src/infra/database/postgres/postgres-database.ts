@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { StoreUnavailableError } from '../../errors/catalogue.js'
-import type { DatabaseConnection, MigrationResult } from '../database.js'
+import type { DatabaseConnection, MigrationResult } from '../database-connection.js'
+import { ChangeListener } from './change-listener.js'
 import { describePostgres } from './connection.js'
 import { toStoreError } from './errors.js'
 import { PG_TYPES } from './int8.js'
@@ -61,9 +62,24 @@ export class PostgresDatabase implements DatabaseConnection {
     return this.#closed
   }
 
-  /** The pool itself, for a statement a store sends without a transaction and maps errors of itself. */
-  get pool (): pg.Pool {
-    return this.#pool
+  /** Runs `work` on the pool itself (a statement sent without a transaction), its errors mapped to store errors. */
+  async onPool<T>(work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.#pool)
+    } catch (error) {
+      throw toStoreError(error)
+    }
+  }
+
+  /**
+   * A `LISTEN` on `channel` over a connection of its own, whose version moves with each notification (and
+   * while the connection is down, is unknown); closed when the database closes.
+   */
+  listen (channel: string): ChangeListener {
+    const { url, timeoutMs, onBackgroundError } = this.options
+    const listener = new ChangeListener({ url, channel, timeoutMs, ...(onBackgroundError === undefined ? {} : { onBackgroundError }) })
+    this.closeWith(async () => { await listener.close() })
+    return listener
   }
 
   /** Runs one statement on the pool; its rows, errors mapped to store errors. */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { SQLITE_BUSY_TIMEOUT_MS } from '../../config/config.js'
 import { planMigrations } from '../migrator.js'
-import type { MigrationResult } from '../database.js'
+import type { MigrationResult } from '../database-connection.js'
 
 // how long a start-up migration waits for another process's
 const SQLITE_MIGRATION_BUSY_TIMEOUT_MS = 30_000

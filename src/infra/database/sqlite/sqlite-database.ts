@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3'
-import type { DatabaseConnection, MigrationResult } from '../database.js'
+import type { DatabaseConnection, MigrationResult } from '../database-connection.js'
 import { describeSqlite, openSqliteDatabase, type SqliteLocation } from './connection.js'
 import { toStoreError } from './errors.js'
 import { migrateSqlite } from './migrations.js'

@@ -3,7 +3,8 @@ import { DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, DEFAULT_KEY_CACHE_SECONDS, INS
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
 import { issueApiKey } from './issue-key.js'
 import { API_KEY_ROLES, DEFAULT_API_KEY_ROLE, isApiKeyRole } from './roles.js'
-import { createKeyStore, type ApiKeyRecord, type KeyStore } from './store/key-store.js'
+import { createKeyStore } from './store/create-key-store.js'
+import type { ApiKeyRecord, KeyStore } from './store/key-store.js'
 
 const REVOCATION_DELAY = `API_KEY_CACHE_SECONDS (default ${DEFAULT_KEY_CACHE_SECONDS.postgres} s on PostgreSQL, ${DEFAULT_KEY_CACHE_SECONDS.sqlite} on SQLite)`
 const ROLES = API_KEY_ROLES.join('|')
@@ -59,7 +60,7 @@ async function runOn (config: Config, command: KeyCommand, run: Run, out: Output
   }
   const { database: opened } = await openDatabase(config.database)
   try {
-    return await run(await createKeyStore(opened), database, out, err)
+    return await run(createKeyStore(opened), database, out, err)
   } finally {
     await opened.close()
   }

@@ -1,7 +1,8 @@
 import type { Config } from '../../infra/config/config.js'
 import { EVENT_TYPES } from '../events/index.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
-import { createWebhookStore, type WebhookEndpointRecord, type WebhookStore } from './store/webhook-store.js'
+import { createWebhookStore } from './store/create-webhook-store.js'
+import type { WebhookEndpointRecord, WebhookStore } from './store/webhook-store.js'
 import { addEndpoint, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
 
 /** The `webhooks` commands: how each is called and what it does, for `--help` and the overall usage. */
@@ -52,7 +53,7 @@ export async function runWebhookCommand (command: WebhookCommand, values: Values
   const database = describeDatabase(config.database)
   const { database: opened } = await openDatabase(config.database)
   try {
-    return await run(await createWebhookStore(opened), database, out, err)
+    return await run(createWebhookStore(opened), database, out, err)
   } finally {
     await opened.close()
   }
