@@ -57,7 +57,7 @@ export const PAIRED_FILES: readonly RegExp[] = [
   /^test\/client\/(create-retries|throttling-and-outages)\.test\.ts$/,
   // webhook deliveries must arrive within 5 to 30 s, retries and backoff included (the webhooks suites);
   // the client's feed follower must stop within a second of its abort
-  /^test\/webhooks\/delivery(-instances)?\.test\.ts$/,
+  /^test\/webhooks\/(delivery(-instances|-answers|-address-guard)?|endpoint-lifecycle)\.test\.ts$/,
   /^test\/client\/events\.test\.ts$/
 ]
 

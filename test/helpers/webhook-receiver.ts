@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { TestContext } from 'node:test'
 
@@ -9,8 +9,12 @@ export interface ReceivedWebhook {
   at: number
 }
 
-/** How the receiver answers a request: a status, the same after holding the request open a while, or never (a blackhole: the connection stays open unanswered). */
-export type Answer = number | { status: number, afterMs: number } | 'blackhole'
+/**
+ * How the receiver answers a request: a status, the same with headers of its own or after holding the
+ * request open a while, never (a blackhole: the connection stays open unanswered), or however `respond`
+ * writes the response itself (a body streamed without end, say).
+ */
+export type Answer = number | { status: number, afterMs?: number, headers?: OutgoingHttpHeaders } | 'blackhole' | { respond: (response: ServerResponse) => void }
 
 /** A real HTTP receiver on 127.0.0.1 that records what it gets and answers as told. */
 export interface WebhookReceiver {
@@ -42,9 +46,11 @@ export async function webhookReceiver (t: TestContext, port = 0): Promise<Webhoo
         held.push(response)
         return
       }
-      const reply = (status: number): void => { response.writeHead(status, { 'content-type': 'text/plain' }).end('ok') }
+      const reply = (status: number, headers: OutgoingHttpHeaders = {}): void => { response.writeHead(status, { 'content-type': 'text/plain', ...headers }).end('ok') }
       if (typeof answer === 'number') reply(answer)
-      else setTimeout(() => { reply(answer.status) }, answer.afterMs)
+      else if ('respond' in answer) answer.respond(response)
+      else if (answer.afterMs === undefined) reply(answer.status, answer.headers)
+      else setTimeout(() => { reply(answer.status, answer.headers) }, answer.afterMs)
     })
   })
   server.on('connection', (socket) => {
