@@ -9,6 +9,7 @@ import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, patchPet, postPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { execSql } from '../helpers/databases.js'
 import { manualClock } from '../helpers/clock.js'
+import { storeListReads, untilCaching } from '../helpers/page-cache.js'
 
 const PUBLIC_BASE_URL = 'https://api.example.com/v1'
 const STAGING_BASE_URL = 'https://staging.example.com/v1'
@@ -33,25 +34,6 @@ async function createPets (api: TestApp, count: number): Promise<Pet[]> {
     pets.push(res.json())
   }
   return pets
-}
-
-/** How many times the app has read a page from its store: a page served from the cache adds none. */
-async function storeListReads (app: FastifyInstance): Promise<number> {
-  const { values } = await app.metrics.storeDuration.get()
-  return values.filter((sample) => sample.metricName === 'petstore_store_query_duration_seconds_count' && sample.labels.method === 'listPets')
-    .reduce((sum, sample) => sum + sample.value, 0)
-}
-
-/**
- * Waits until the store can tell its list version: at once on SQLite; on PostgreSQL once its
- * LISTEN connection, opened on first use, is up. Until then no page is cached.
- */
-async function untilCaching (app: FastifyInstance): Promise<void> {
-  const deadline = Date.now() + 5_000
-  while (app.petStore.listVersion() === undefined) {
-    assert.ok(Date.now() < deadline, 'the store never reported a list version')
-    await delay(10)
-  }
 }
 
 /** Lists the first page twice through `client` (served by `app`): both show `expected`, and the second comes from the cache. */
