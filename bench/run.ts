@@ -18,8 +18,11 @@ import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
 import { CONNECTIONS, log, planFor, SEED_PETS, type Plan } from './_util/plan.js'
 import { killAll, migrateStore, startBare, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresProblem, postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
-import { evaluateChecks, evaluateTargets, standardNotes, unsaturatedBareNotes, writeReport, type Report } from './report.js'
+import { freePort } from '../tools/harness/free-port.js'
+import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsaturatedBareNotes, writeReport, type Report } from './report.js'
 import { coldStart } from './scenarios/cold-start.js'
+import { crossInstanceList } from './scenarios/cross-instance-list.js'
+import { inProcessTimings } from './scenarios/in-process-timings.js'
 import { storeSize } from './scenarios/store-size.js'
 import { tracing } from './scenarios/tracing.js'
 import { workers } from './scenarios/workers.js'
@@ -58,6 +61,8 @@ function emptyReport (plan: Plan, context: BenchContext): Report {
     idleRssAfterReadyMb: {},
     targets: [],
     checks: [],
+    timingSamples: [],
+    timings: [],
     notes: standardNotes(plan),
     harnessErrors: []
   }
@@ -113,6 +118,9 @@ async function bench (plan: Plan): Promise<Report> {
             const idle = rssBytes(service.processTree())
             if (idle !== undefined) report.idleRssAfterReadyMb[kind] = idle / 1024 / 1024
             report.rows.push(...await compareServers(context, kind, facts, { bare, peer, service }, LOAD_SCENARIOS, report.harnessErrors))
+            await attempt(report, `${kind}: a change through another instance`, async () => {
+              report.timingSamples.push({ target: 'crossInstanceList', store: kind, samplesMs: await crossInstanceList(context, store, service) })
+            })
           } finally {
             await stopServer(service)
           }
@@ -133,6 +141,12 @@ async function bench (plan: Plan): Promise<Report> {
       report.coldStartCpuMs = result.coldStartCpuMs
       report.idleRssMb = result.idleRssMb
     })
+    await attempt(report, 'cold start, Redis refused', async () => {
+      // nothing listens on a port just found free: every connection to it is refused at once
+      const refused = `redis://127.0.0.1:${await freePort()}`
+      const result = await coldStart(context, store, { env: { REDIS_URL: refused } })
+      report.timingSamples.push({ target: 'redisRefusedStart', store: 'sqlite', samplesMs: result.coldStartMs })
+    })
     await attempt(report, 'WORKERS=2', async () => {
       const { row, note } = await workers(context, store)
       report.pairs.push(row)
@@ -145,9 +159,11 @@ async function bench (plan: Plan): Promise<Report> {
     })
   }
   await attempt(report, 'store size', async () => { report.pairs.push(await storeSize(context)) })
+  await attempt(report, 'in-process timings', async () => { report.timingSamples.push(...await inProcessTimings(plan)) })
 
   report.targets = evaluateTargets(report)
   report.checks = evaluateChecks(report)
+  report.timings = evaluateTimings(report)
   report.notes.push(...unsaturatedBareNotes(report))
   const failing = report.rows.filter((row) => Object.values(row.figures).some((f) => f.non2xx > 0 || f.errors > 0))
   for (const row of failing) report.notes.push(`${row.scenario} (${row.store}) had non-2xx answers or connection errors (see the per-server table): its figures count them.`)

@@ -18,14 +18,18 @@ export interface ColdStart {
 
 /**
  * Starts the service `starts` times (`plan.coldStarts` by default) on `store` (seeded, migrated), each time
- * from nothing; the repository's build, or `installation`'s (an A/B against another revision, bench/ab.ts).
+ * from nothing; the repository's build, or `installation`'s (an A/B against another revision, bench/ab.ts);
+ * `env` adds variables to the production defaults.
  */
-export async function coldStart (context: BenchContext, store: BenchStore, options: { installation?: string, starts?: number } = {}): Promise<ColdStart> {
+export async function coldStart (context: BenchContext, store: BenchStore, options: { installation?: string, starts?: number, env?: Record<string, string> } = {}): Promise<ColdStart> {
   const result: ColdStart = { coldStartMs: [], coldStartCpuMs: [], idleRssMb: [] }
   const starts = options.starts ?? context.plan.coldStarts
   for (let i = 0; i < starts; i++) {
     const started = performance.now()
-    const server = await spawnService(store.url, context.apiKey, options.installation === undefined ? {} : { installation: options.installation })
+    const server = await spawnService(store.url, context.apiKey, {
+      ...(options.installation === undefined ? {} : { installation: options.installation }),
+      ...(options.env === undefined ? {} : { env: options.env })
+    })
     try {
       const ms = await server.waitForStatus(LIST_PATH, { headers: context.headers, intervalMs: 5, timeoutMs: 60_000, since: started })
       const cpuNs = cpuTimeNs(server.processTree())

@@ -17,8 +17,6 @@ const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold']
 const KEY = /petstore_[A-Za-z0-9_-]{43}/
 /** The documented default of API_KEY_CACHE_SECONDS on PostgreSQL. */
 const KEY_CACHE_MS = 5_000
-/** Allowance for the request, the poll interval and a loaded machine on top of the cache lifetime. */
-const REVOCATION_SLACK_MS = 1_000
 const POLL_INTERVAL_MS = 100
 
 interface Instances {
@@ -226,7 +224,7 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
     assert.match(revoked.stdout, new RegExp(`Revoked API key ${id}\\b`))
 
     // poll both until each has answered 401 for a second; give up well after the bound so a miss reports its delay
-    const answers = new Map<string, Array<{ at: number, res: LightMyRequestResponse }>>(instances.map(({ name }) => [name, []]))
+    const answers = new Map<string, Array<{ startedAt: number, at: number, res: LightMyRequestResponse }>>(instances.map(({ name }) => [name, []]))
     const firstRejection = (name: string): number | undefined => answers.get(name)?.find(({ res }) => res.statusCode === 401)?.at
     const settled = (): boolean => instances.every(({ name }) => {
       const rejectedAt = firstRejection(name)
@@ -235,8 +233,9 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
     const giveUpAt = revokedAt + 2 * KEY_CACHE_MS
     while (!settled() && Date.now() < giveUpAt) {
       await Promise.all(instances.map(async ({ name, api }) => {
+        const startedAt = Date.now()
         const res = await get(api, '/v1/pets', bearer(key))
-        answers.get(name)?.push({ at: Date.now(), res })
+        answers.get(name)?.push({ startedAt, at: Date.now(), res })
       }))
       await sleep(POLL_INTERVAL_MS)
     }
@@ -250,10 +249,13 @@ describe('several instances on one PostgreSQL database', requiresPostgres(), () 
       `after the cached look-up: ${sinceLookUp}; the revoke command took ${revokedAt - revokeStartedAt} ms`)
     for (const { name } of instances) {
       const delay = delays[name]
-      assert.ok(typeof delay === 'number' && delay <= KEY_CACHE_MS + REVOCATION_SLACK_MS,
-        `instance ${name} must reject the revoked key within ${KEY_CACHE_MS} ms (+${REVOCATION_SLACK_MS} ms slack) of the revocation; ` +
-        `measured: A ${String(delays.A)} ms, B ${String(delays.B)} ms`)
+      assert.ok(typeof delay === 'number', `instance ${name} never rejected the revoked key; measured: A ${String(delays.A)} ms, B ${String(delays.B)} ms`)
       const seen = answers.get(name) ?? []
+      // the documented bound, whatever the machine's load: a cached key ages from before its look-up, made before the
+      // revocation, so no request begun more than KEY_CACHE_MS after the revocation finished may be served with it
+      const servedLate = seen.filter(({ startedAt, res }) => startedAt - revokedAt > KEY_CACHE_MS && res.statusCode !== 401)
+      assert.deepEqual(servedLate.map(({ startedAt, res }) => `${res.statusCode} to a request begun ${startedAt - revokedAt} ms after the revocation`), [],
+        `instance ${name} must reject the revoked key within ${KEY_CACHE_MS} ms of the revocation; first 401: A ${String(delays.A)} ms, B ${String(delays.B)} ms`)
       const statuses = seen.map(({ res }) => res.statusCode)
       const firstRejected = statuses.indexOf(401)
       assert.deepEqual(statuses.slice(0, firstRejected), statuses.slice(0, firstRejected).map(() => 200), `${name} answered ${statuses.join(',')}`)

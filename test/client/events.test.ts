@@ -136,7 +136,8 @@ for (const store of testStores()) {
       following.controller.abort()
       await following.done
 
-      assert.ok(performance.now() - aborted < 1_000, 'ended within a second, not after the 60 s pause')
+      // the bound is the behaviour: it ended on the abort, not after the 60 s pause; 10 s is room for a loaded machine
+      assert.ok(performance.now() - aborted < 10_000, `ended ${(performance.now() - aborted).toFixed(0)} ms after the abort, not at once`)
       assert.equal(following.seen.length, 1)
       assert.equal(feedRequests(service).length, 2)
     })

@@ -48,7 +48,9 @@ describe('429 rate_limited', () => {
     assert.equal(error.status, 429)
     assert.equal(error.attempts, 1)
     assert.ok(Number(error.retryAfterMs) > 5_000, `retryAfterMs ${String(error.retryAfterMs)}`)
-    assert.ok(performance.now() - started < 1_000, 'no waiting')
+    // the bound is the behaviour: no wait; waiting would take the Retry-After, about 60 s (and more than
+    // maxRetryDelayMs, 5 s, in any case); the rest is room for a loaded machine
+    assert.ok(performance.now() - started < 5_000, `thrown ${(performance.now() - started).toFixed(0)} ms after the call: the client waited`)
     // read from the store: the key is over its limit for the next minute
     assert.equal((await service.app.petStore.listPets({ limit: 100 })).pets.length, 1)
   })

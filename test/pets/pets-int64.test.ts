@@ -6,7 +6,9 @@ import type { Int64 } from '../../src/infra/json/int64.js'
 import type { Event } from '../../src/capabilities/events/event-schemas.js'
 import { buildTestApp, testStores, type TestApp } from '../helpers/build-app.js'
 import { assertError } from '../helpers/assertions.js'
+import { manualClock } from '../helpers/clock.js'
 import { nextLinkOf } from '../helpers/events.js'
+import { storeListReads, untilCaching } from '../helpers/page-cache.js'
 
 // int64 values a JavaScript number cannot hold, each as a JSON literal and as the exact value
 const BEYOND_2_53: Array<[string, bigint]> = [
@@ -55,7 +57,8 @@ for (const store of testStores()) {
   describe(`int64 values beyond 2^53, exactly (${store})`, () => {
     for (const [literal, value] of BEYOND_2_53) {
       test(`When categoryId is ${literal}, then create, getPet, listPets (also from the page cache) and the feed answer ${value} digit for digit`, async (t) => {
-        const api = await buildTestApp(t, { store })
+        // the clock stands still, so the listed page cannot age out of the cache between the two lists
+        const api = await buildTestApp(t, { store, clock: manualClock() })
 
         const { res, pet } = await createWithCategory(api, literal)
 
@@ -64,10 +67,16 @@ for (const store of testStores()) {
         const read = await get(api, `/v1/pets/${pet.id}`)
         assert.equal(read.statusCode, 200)
         assert.equal(read.body, res.body, 'getPet answers the bytes createPet did')
+        await untilCaching(api.app)
+        const readsBefore = await storeListReads(api.app)
         const first = await get(api, '/v1/pets')
+        const readsAfterFirst = await storeListReads(api.app)
         const cached = await get(api, '/v1/pets')
+        assert.equal(readsAfterFirst, readsBefore + 1, 'the first list read the page from the store')
+        assert.equal(await storeListReads(api.app), readsAfterFirst, 'the second list was served from the page cache: no store read')
         assert.equal(first.body, `[${res.body}]`)
         assert.equal(cached.body, first.body, 'a page served from the cache is the same')
+        assert.equal(cached.body, `[{"id":${pet.id},"name":"Rex","categoryId":${value},"status":"available"}]`, 'the cached page holds the exact int64, byte for byte')
         const [created] = await feed(api)
         assert.deepEqual(created?.data, { pet })
       })

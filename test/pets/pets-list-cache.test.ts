@@ -9,11 +9,14 @@ import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, patchPet, postPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { execSql } from '../helpers/databases.js'
 import { manualClock } from '../helpers/clock.js'
+import { storeListReads, untilCaching } from '../helpers/page-cache.js'
 
 const PUBLIC_BASE_URL = 'https://api.example.com/v1'
 const STAGING_BASE_URL = 'https://staging.example.com/v1'
 
 const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold']
+/** How long a test waits for an instance to be told of another's change before it fails: a notification lost, not a slow one. */
+const TOLD_WITHIN_MS = 10_000
 
 async function getPets (api: TestApp, query = '', headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return api.app.inject({ method: 'GET', url: `/v1/pets${query}`, headers: { ...api.auth, ...headers } })
@@ -33,25 +36,6 @@ async function createPets (api: TestApp, count: number): Promise<Pet[]> {
     pets.push(res.json())
   }
   return pets
-}
-
-/** How many times the app has read a page from its store: a page served from the cache adds none. */
-async function storeListReads (app: FastifyInstance): Promise<number> {
-  const { values } = await app.metrics.storeDuration.get()
-  return values.filter((sample) => sample.metricName === 'petstore_store_query_duration_seconds_count' && sample.labels.method === 'listPets')
-    .reduce((sum, sample) => sum + sample.value, 0)
-}
-
-/**
- * Waits until the store can tell its list version: at once on SQLite; on PostgreSQL once its
- * LISTEN connection, opened on first use, is up. Until then no page is cached.
- */
-async function untilCaching (app: FastifyInstance): Promise<void> {
-  const deadline = Date.now() + 5_000
-  while (app.petStore.listVersion() === undefined) {
-    assert.ok(Date.now() < deadline, 'the store never reported a list version')
-    await delay(10)
-  }
 }
 
 /** Lists the first page twice through `client` (served by `app`): both show `expected`, and the second comes from the cache. */
@@ -128,7 +112,7 @@ for (const store of testStores()) {
       assert.deepEqual(petsOf(await getPets(api, `?limit=1&cursor=${cursor}`)), [pets[1]])
     })
 
-    test('When another instance on the same database creates a pet after this one cached a page, then this one lists it within 1 s (SQLite: at once)', async (t) => {
+    test('When another instance on the same database creates a pet after this one cached a page, then a list begun more than 1 s after the 201 holds it (SQLite: at once)', async (t) => {
       const a = await buildTestApp(t, { store })
       const b = await buildTestApp(t, { databaseUrl: a.databaseUrl, withKey: false })
       const asB = { ...b, key: a.key, auth: a.auth }
@@ -137,21 +121,24 @@ for (const store of testStores()) {
 
       const [added] = await createPets(a, 1)
       const createdAt = performance.now()
-      let listed = petsOf(await getPets(asB))
-      if (store === 'postgres') {
-        while (listed.length === before.length && performance.now() - createdAt < PAGE_CACHE_MAX_AGE_MS + 500) {
-          await delay(5)
-          listed = petsOf(await getPets(asB))
-        }
+      let listed: Pet[]
+      for (;;) {
+        const startedAt = performance.now()
+        listed = petsOf(await getPets(asB))
+        if (store === 'sqlite' || listed.length > before.length) break
+        // a page is reused for at most PAGE_CACHE_MAX_AGE_MS, its age counted from before its read began (before
+        // the 201): a list begun later than that after the 201 must hold the pet, however slow the machine is.
+        // How soon it usually does (LISTEN/NOTIFY) is measured by the benchmark (TIMING_TARGETS in bench/report.ts)
+        assert.ok(startedAt - createdAt <= PAGE_CACHE_MAX_AGE_MS, `a list begun ${(startedAt - createdAt).toFixed(1)} ms after the 201 still missed the pet`)
+        await delay(5)
       }
       const elapsed = performance.now() - createdAt
 
       t.diagnostic(`${store}: the other instance's pet was listed ${elapsed.toFixed(1)} ms after its 201`)
       assert.deepEqual(listed, [...before, added])
-      assert.ok(elapsed <= PAGE_CACHE_MAX_AGE_MS + 200, `listed after ${elapsed.toFixed(1)} ms`)
     })
 
-    test('When another instance on the same database changes a pet after this one cached a page, then this one is told and lists the change within 1 s (SQLite: at once)', async (t) => {
+    test('When another instance on the same database changes a pet after this one cached a page, then this one is told and lists the change, though its clock stands still (SQLite: at once)', async (t) => {
       const a = await buildTestApp(t, { store })
       // B's clock stands still, so its page never ages out: only being told of the change (NOTIFY, data_version) can refresh it
       const b = await buildTestApp(t, { databaseUrl: a.databaseUrl, withKey: false, clock: manualClock() })
@@ -166,7 +153,10 @@ for (const store of testStores()) {
       const expected = [{ ...first, status: 'sold', name: 'Changed' }, second]
       let listed = petsOf(await getPets(asB))
       if (store === 'postgres') {
-        while (!isDeepStrictEqual(listed, expected) && performance.now() - changedAt < PAGE_CACHE_MAX_AGE_MS + 500) {
+        // B's page never ages, so only being told refreshes it; waited for up to 10 s, so a notification that never
+        // comes fails here. How soon it comes is measured by the benchmark
+        // (TIMING_TARGETS in bench/report.ts): a delay is the machine's load as much as the service's
+        while (!isDeepStrictEqual(listed, expected) && performance.now() - changedAt < TOLD_WITHIN_MS) {
           await delay(5)
           listed = petsOf(await getPets(asB))
         }
@@ -175,7 +165,6 @@ for (const store of testStores()) {
 
       t.diagnostic(`${store}: the other instance's change was listed ${elapsed.toFixed(1)} ms after its 200`)
       assert.deepEqual(listed, expected)
-      assert.ok(elapsed <= PAGE_CACHE_MAX_AGE_MS + 200, `listed after ${elapsed.toFixed(1)} ms`)
     })
 
     test(`When a pet is inserted straight into the database, then a cached page shows it once the clock is past ${PAGE_CACHE_MAX_AGE_MS} ms (SQLite: at once)`, async (t) => {

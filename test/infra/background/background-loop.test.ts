@@ -20,11 +20,20 @@ async function until (check: () => boolean, what: string, ms = 2_000): Promise<v
   }
 }
 
+/** The poll of a loop whose test sets none: far away, so that a pass within {@link BEFORE_THE_POLL_MS} did not wait for it. */
+const FAR_POLL_MS = 60_000
+/**
+ * A pass that came within this did not wait for the poll: the behaviour asserted. It is a sixth of the poll, room
+ * for a loaded machine; how promptly the pass comes is measured by the benchmark
+ * (TIMING_TARGETS in bench/report.ts), not here.
+ */
+const BEFORE_THE_POLL_MS = FAR_POLL_MS / 6
+
 /** A loop on its own metrics, with a poll far away unless the test sets one; stopped when the test ends. */
 function loopOf (t: TestContext, options: Partial<BackgroundLoopOptions> & Pick<BackgroundLoopOptions, 'pass'>): { loop: BackgroundLoop, metrics: Metrics, errors: unknown[] } {
   const metrics = new Metrics()
   const errors: unknown[] = []
-  const loop = new BackgroundLoop({ name: 'test_loop', intervalMs: 60_000, onError: (error) => { errors.push(error) }, metrics, ...options })
+  const loop = new BackgroundLoop({ name: 'test_loop', intervalMs: FAR_POLL_MS, onError: (error) => { errors.push(error) }, metrics, ...options })
   t.after(async () => { await loop.stop() })
   return { loop, metrics, errors }
 }
@@ -41,13 +50,13 @@ describe('BackgroundLoop', () => {
     const { loop } = loopOf(t, { pass: async () => { passes++; return false } })
     const started = performance.now()
     loop.start()
-    await until(() => passes === 1, 'the first pass')
-    assert.ok(performance.now() - started < 500)
+    await until(() => passes === 1, 'the first pass', BEFORE_THE_POLL_MS)
+    assert.ok(performance.now() - started < BEFORE_THE_POLL_MS, `the first pass began ${(performance.now() - started).toFixed(0)} ms after start()`)
     await sleep(50)
     assert.equal(passes, 1, 'one pass, then nothing until the poll')
   })
 
-  test('When it is woken while idle, then a pass runs promptly, and wakes in one turn make one pass', async (t) => {
+  test('When it is woken while idle, then a pass runs without waiting for the poll, and wakes in one turn make one pass', async (t) => {
     let passes = 0
     const { loop } = loopOf(t, { pass: async () => { passes++; return false } })
     loop.start()
@@ -57,8 +66,8 @@ describe('BackgroundLoop', () => {
     loop.wake()
     loop.wake()
     loop.wake()
-    await until(() => passes === 2, 'the pass of the wakes')
-    assert.ok(performance.now() - woken < 500, `the woken pass began ${(performance.now() - woken).toFixed(0)} ms after the wake`)
+    await until(() => passes === 2, 'the pass of the wakes', BEFORE_THE_POLL_MS)
+    assert.ok(performance.now() - woken < BEFORE_THE_POLL_MS, `the woken pass began ${(performance.now() - woken).toFixed(0)} ms after the wake`)
     await sleep(50)
     assert.equal(passes, 2, 'three wakes in one turn make one pass')
   })
@@ -104,8 +113,8 @@ describe('BackgroundLoop', () => {
     })
     const started = performance.now()
     loop.start()
-    await until(() => passes === 4, 'four passes')
-    assert.ok(performance.now() - started < 500, 'the passes did not wait for the poll')
+    await until(() => passes === 4, 'four passes', BEFORE_THE_POLL_MS)
+    assert.ok(performance.now() - started < BEFORE_THE_POLL_MS, 'the passes did not wait for the poll')
     await sleep(30)
     assert.equal(passes, 4, 'a pass that reports no more work is not followed at once')
     assert.deepEqual(order, ['pass 1', 'immediate 1', 'pass 2', 'immediate 2', 'pass 3', 'immediate 3', 'pass 4', 'immediate 4'])
@@ -205,7 +214,9 @@ describe('BackgroundLoop', () => {
     await Promise.all([quick.loop.stop(), slow.loop.stop()])
     const took = performance.now() - stopping
     assert.deepEqual(outcomes.sort(), ['aborted during 5000 ms', 'finished after 100 ms'])
-    assert.ok(took >= 190 && took < 1_000, `both stopped ${took.toFixed(0)} ms after stop()`)
+    // the upper bound is the behaviour: the slow pass was aborted at its 200 ms grace, not awaited for its 5 s;
+    // 4 s leaves room for a loaded machine and still tells the two apart
+    assert.ok(took >= 190 && took < 4_000, `both stopped ${took.toFixed(0)} ms after stop()`)
     assert.deepEqual(await passCounts(quick.metrics), { done: 1 })
     assert.deepEqual(await passCounts(slow.metrics), { aborted: 1 })
     assert.throws(() => new BackgroundLoop({ name: 'too_long', intervalMs: 1, stopGraceMs: MAX_STOP_GRACE_MS + 1, pass: async () => false, onError: () => {}, metrics: new Metrics() }), RangeError)

@@ -25,24 +25,25 @@ describe('exact JSON', () => {
     }
   })
 
-  test('When a number beyond 2^53 has a fraction or more than a thousand digits, then it is left to JSON.parse, and quickly', () => {
+  test('When a number beyond 2^53 has a fraction or more than a thousand digits, then it is left to JSON.parse', () => {
     assert.deepEqual(parseJson('[9007199254740993.5,1e400,1e999,1e1000,-1e1000]'), [9007199254740994, 10n ** 400n, 10n ** 999n, Infinity, -Infinity])
-    const started = process.hrtime.bigint()
+    // no ten-to-the-billion bigint is made: 10n ** 999999999n is beyond V8's largest BigInt, so making it would
+    // throw a RangeError (after some 20 s here) instead of this answer; how quickly it comes is the benchmark's
+    // check (TIMING_TARGETS in bench/report.ts)
     assert.deepEqual(parseJson('[1e999999999]'), [Infinity])
-    assert.ok(process.hrtime.bigint() - started < 50_000_000n, 'no ten-to-the-billion bigint is made')
     assert.equal(isWholeNumberLiteral('1e999999999'), true)
     assert.equal(isWholeNumberLiteral('1.5'), false)
     assert.equal(isWholeNumberLiteral('150e-2'), false)
     assert.equal(isWholeNumberLiteral('150e-1'), true)
   })
 
-  test('When a long run of zeros stands inside a literal, then its digits are read in one pass (no regular expression backtracking over them)', () => {
+  test('When a long run of zeros stands inside a literal, then its digits are read as a number like any other', () => {
     const literal = `1${'0'.repeat(16_000)}1`
-    const started = process.hrtime.bigint()
+    // that they are read in one pass (no regular expression backtracking over them: quadratic, these two
+    // literals took about 200 ms on the 2-core machine) is timed by the benchmark (TIMING_TARGETS in bench/report.ts)
     assert.deepEqual(parseJson(`[${literal},${literal}.5]`), [Infinity, Infinity])
     assert.equal(isWholeNumberLiteral(`${literal}.5`), false)
-    // quadratic, the two literals took about 200 ms on the 2-core machine; in one pass, about 1 ms
-    assert.ok(process.hrtime.bigint() - started < 50_000_000n, 'the zeros are counted in one pass')
+    assert.equal(isWholeNumberLiteral(literal), true)
   })
 
   test('When a big number has a leading zero (012…), then it is not JSON: parseJson refuses it as JSON.parse does', () => {

@@ -125,104 +125,145 @@ describe('a key never reaches a log line', () => {
   })
 })
 
+// pino's numeric levels
+const INFO = 30
+const WARN = 40
+const ERROR = 50
+
 /** The parsed lines about the request whose X-Request-Id was `id`. */
 function linesOf (logs: CapturedLogs, id: string): LogRecord[] {
   return logs.records().filter((record) => record.reqId === id)
 }
 
-// what an access line holds: pino's own fields, the request id, and the request's summary
-const ACCESS_LINE_FIELDS = ['hostname', 'level', 'method', 'msg', 'pid', 'remoteAddress', 'reqId', 'responseTime', 'statusCode', 'time', 'url']
-// on the lines of requests a key authenticated: its name and role, never the key
+// what an access line holds, in the order it is written (JSON.parse keeps it): pino's own fields and the
+// request id, then the request's summary, then (on the lines of requests a key authenticated) the key's
+// name and role, never the key; the message last, where pino writes it
+const PINO_FIELDS = ['level', 'time', 'pid', 'hostname', 'reqId']
+const REQUEST_FIELDS = ['method', 'url', 'remoteAddress', 'statusCode', 'responseTime']
 const KEY_FIELDS = ['keyName', 'keyRole']
 
-describe('one access-log line per request', () => {
-  test('When LOG_LEVEL is info, then each request writes exactly one "request completed" line, with method, redacted URL, address, status, time, id and the key\'s name and role, and no "incoming request" line', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
-    const json = { 'content-type': 'application/json' }
-    // each case: the request, and the URL its line must show
-    const cases: Array<[InjectOptions, string]> = [
-      [{ method: 'GET', url: '/v1/pets?limit=5', headers: api.auth }, '/v1/pets?limit=5'],
-      [{ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: JSON.stringify({ name: 'Rex', categoryId: 1 }) }, '/v1/pets'],
-      [{ method: 'GET', url: '/v1/pets?api_key=secret&limit=2', headers: api.auth }, '/v1/pets?api_key=[redacted]&limit=2'],
-      [{ method: 'GET', url: '/v1/pets?limit=0', headers: api.auth }, '/v1/pets?limit=0'],
-      [{ method: 'GET', url: '/v1/pets/999', headers: api.auth }, '/v1/pets/999'],
-      [{ method: 'GET', url: '/v1/pets' }, '/v1/pets'],
-      [{ method: 'DELETE', url: '/v1/pets', headers: api.auth }, '/v1/pets'],
-      [{ method: 'GET', url: '/healthz' }, '/healthz']
-    ]
+/** The keys of an access line, in order; an errored line carries the error just before the message. */
+function accessLineKeys (authenticated: boolean, errored = false): string[] {
+  return [...PINO_FIELDS, ...REQUEST_FIELDS, ...(authenticated ? KEY_FIELDS : []), ...(errored ? ['err'] : []), 'msg']
+}
 
-    const answers = []
-    for (const [i, [request]] of cases.entries()) {
-      answers.push(await api.app.inject({ ...request, headers: { ...request.headers, 'x-request-id': `access-${i}` } }))
-    }
-
-    assert.deepEqual(answers.map((res) => res.statusCode), [200, 201, 400, 400, 404, 401, 405, 200])
-    assert.deepEqual(logs.records().filter((record) => record.msg === 'incoming request'), [])
-    for (const [i, [request, url]] of cases.entries()) {
-      const lines = linesOf(logs, `access-${i}`)
-      const completed = lines.filter((line) => line.msg === 'request completed')
-      assert.equal(completed.length, 1, `one completed line for ${request.method} ${url}: ${JSON.stringify(lines)}`)
-      const line = completed[0] as LogRecord
-      const authenticated: boolean = url.startsWith('/v1') && answers[i]?.statusCode !== 401
-      assert.deepEqual(Object.keys(line).sort(), [...ACCESS_LINE_FIELDS, ...(authenticated ? KEY_FIELDS : [])].sort())
-      if (authenticated) assert.deepEqual({ keyName: line.keyName, keyRole: line.keyRole }, { keyName: 'test', keyRole: 'write' })
-      assert.deepEqual({ level: line.level, method: line.method, url: line.url, remoteAddress: line.remoteAddress, statusCode: line.statusCode },
-        { level: 30, method: request.method, url, remoteAddress: '127.0.0.1', statusCode: answers[i]?.statusCode })
-      assert.ok(typeof line.responseTime === 'number' && line.responseTime >= 0, `responseTime ${String(line.responseTime)}`)
-      // an answer that went well is told in that one line alone
-      if ((answers[i]?.statusCode ?? 0) < 400) assert.equal(lines.length, 1, JSON.stringify(lines))
-    }
-  })
-
-  test('When LOG_LEVEL is debug, then each request writes its "incoming request" line, then its one "request completed" line', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'debug' } })
-
-    for (const id of ['debug-1', 'debug-2']) await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': id } })
-
-    for (const id of ['debug-1', 'debug-2']) {
-      const messages = linesOf(logs, id).map((line) => line.msg).filter((msg) => msg === 'incoming request' || msg === 'request completed')
-      assert.deepEqual(messages, ['incoming request', 'request completed'], id)
-    }
-  })
-
-  test('When the URL carries ?api_key=secret, then the access line (and at debug the incoming line) shows it redacted', async (t) => {
-    for (const level of ['info', 'debug']) {
+for (const store of testStores()) {
+  describe(`one access-log line per request (${store})`, () => {
+    test('When LOG_LEVEL is info, then each request writes exactly one "request completed" line, with method, redacted URL, address, status, time, id and the key\'s name and role in that order, and no "incoming request" line', async (t) => {
       const logs = captureLogs()
-      const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: level } })
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+      const json = { 'content-type': 'application/json' }
+      // each case: the request, and the URL its line must show
+      const cases: Array<[InjectOptions, string]> = [
+        [{ method: 'GET', url: '/v1/pets?limit=5', headers: api.auth }, '/v1/pets?limit=5'],
+        [{ method: 'POST', url: '/v1/pets', headers: { ...api.auth, ...json }, payload: JSON.stringify({ name: 'Rex', categoryId: 1 }) }, '/v1/pets'],
+        [{ method: 'GET', url: '/v1/pets?api_key=secret&limit=2', headers: api.auth }, '/v1/pets?api_key=[redacted]&limit=2'],
+        [{ method: 'GET', url: '/v1/pets?limit=0', headers: api.auth }, '/v1/pets?limit=0'],
+        [{ method: 'GET', url: '/v1/pets/999', headers: api.auth }, '/v1/pets/999'],
+        [{ method: 'GET', url: '/v1/pets' }, '/v1/pets'],
+        [{ method: 'DELETE', url: '/v1/pets', headers: api.auth }, '/v1/pets'],
+        [{ method: 'GET', url: '/healthz' }, '/healthz']
+      ]
 
-      await api.app.inject({ method: 'GET', url: '/v1/pets?api_key=secret&limit=1', headers: { ...api.auth, 'x-request-id': 'redact-1' } })
-
-      const lines = linesOf(logs, 'redact-1')
-      const completed = lines.find((line) => line.msg === 'request completed')
-      assert.equal(completed?.url, '/v1/pets?api_key=[redacted]&limit=1', level)
-      if (level === 'debug') {
-        const incoming = lines.find((line) => line.msg === 'incoming request')
-        assert.equal((incoming?.req as { url?: unknown } | undefined)?.url, '/v1/pets?api_key=[redacted]&limit=1')
+      const answers = []
+      for (const [i, [request]] of cases.entries()) {
+        answers.push(await api.app.inject({ ...request, headers: { ...request.headers, 'x-request-id': `access-${i}` } }))
       }
-      assert.ok(logs.lines.every((line) => !line.includes('secret')), level)
-    }
+
+      assert.deepEqual(answers.map((res) => res.statusCode), [200, 201, 400, 400, 404, 401, 405, 200])
+      assert.deepEqual(logs.records().filter((record) => record.msg === 'incoming request'), [])
+      for (const [i, [request, url]] of cases.entries()) {
+        const lines = linesOf(logs, `access-${i}`)
+        const completed = lines.filter((line) => line.msg === 'request completed')
+        assert.equal(completed.length, 1, `one completed line for ${request.method} ${url}: ${JSON.stringify(lines)}`)
+        const line = completed[0] as LogRecord
+        const authenticated: boolean = url.startsWith('/v1') && answers[i]?.statusCode !== 401
+        // the fields in the order the line was written: one template, one fixed order (logging.ts)
+        assert.deepEqual(Object.keys(line), accessLineKeys(authenticated), `${request.method} ${url}`)
+        if (authenticated) assert.deepEqual({ keyName: line.keyName, keyRole: line.keyRole }, { keyName: 'test', keyRole: 'write' })
+        assert.deepEqual({ level: line.level, method: line.method, url: line.url, remoteAddress: line.remoteAddress, statusCode: line.statusCode },
+          { level: 30, method: request.method, url, remoteAddress: '127.0.0.1', statusCode: answers[i]?.statusCode })
+        assert.ok(typeof line.responseTime === 'number' && line.responseTime >= 0, `responseTime ${String(line.responseTime)}`)
+        // an answer that went well is told in that one line alone
+        if ((answers[i]?.statusCode ?? 0) < 400) assert.equal(lines.length, 1, JSON.stringify(lines))
+      }
+    })
+
+    test('When LOG_LEVEL is debug, then each request writes its "incoming request" line, then its one "request completed" line', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'debug' } })
+
+      for (const id of ['debug-1', 'debug-2']) await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': id } })
+
+      for (const id of ['debug-1', 'debug-2']) {
+        const messages = linesOf(logs, id).map((line) => line.msg).filter((msg) => msg === 'incoming request' || msg === 'request completed')
+        assert.deepEqual(messages, ['incoming request', 'request completed'], id)
+      }
+    })
+
+    test('When the URL carries ?api_key=secret, then the access line (and at debug the incoming line) shows it redacted', async (t) => {
+      for (const level of ['info', 'debug']) {
+        const logs = captureLogs()
+        const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: level } })
+
+        await api.app.inject({ method: 'GET', url: '/v1/pets?api_key=secret&limit=1', headers: { ...api.auth, 'x-request-id': 'redact-1' } })
+
+        const lines = linesOf(logs, 'redact-1')
+        const completed = lines.find((line) => line.msg === 'request completed')
+        assert.equal(completed?.url, '/v1/pets?api_key=[redacted]&limit=1', level)
+        if (level === 'debug') {
+          const incoming = lines.find((line) => line.msg === 'incoming request')
+          assert.equal((incoming?.req as { url?: unknown } | undefined)?.url, '/v1/pets?api_key=[redacted]&limit=1')
+        }
+        assert.ok(logs.lines.every((line) => !line.includes('secret')), level)
+      }
+    })
+
+    test('When LOG_LEVEL is info and a request fails because the store is unavailable, then the failure is still logged beside its access line', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+      await api.app.database.close()
+
+      const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'down-1' } })
+
+      assertError(res, 'service_unavailable')
+      const lines = linesOf(logs, 'down-1')
+      assert.deepEqual(lines.map((line) => [line.level, line.msg]), [[40, 'request failed: the store is unavailable'], [30, 'request completed']])
+      assert.equal(lines[1]?.statusCode, 503)
+      // the key could not be looked up: the line carries no key fields
+      assert.deepEqual(Object.keys(lines[1] ?? {}), accessLineKeys(false))
+    })
+
+    test('When a hook fails after the answer went out, then the request\'s one line is "request errored" at error, with the access line\'s fields in the same order and the error before the message', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+      // an onResponse hook that fails: Fastify hands its error to the log controller with the request
+      api.app.addHook('onResponse', (_request, _reply, done) => { done(new Error('a hook failed after the answer')) })
+      // each case: the URL, the headers, and whether a key authenticated the request
+      const cases: Array<[string, Record<string, string>, boolean]> = [
+        ['/v1/pets?limit=1', api.auth, true],
+        ['/v1/pets', {}, false],
+        ['/healthz', {}, false]
+      ]
+
+      const answers = []
+      for (const [i, [url, headers]] of cases.entries()) {
+        answers.push(await api.app.inject({ method: 'GET', url, headers: { ...headers, 'x-request-id': `errored-${i}` } }))
+      }
+
+      assert.deepEqual(answers.map((res) => res.statusCode), [200, 401, 200])
+      for (const [i, [url, , authenticated]] of cases.entries()) {
+        const lines = linesOf(logs, `errored-${i}`).filter((line) => line.msg === 'request errored' || line.msg === 'request completed')
+        assert.equal(lines.length, 1, `one line for ${url}: ${JSON.stringify(lines)}`)
+        const line = lines[0] as LogRecord
+        assert.deepEqual(Object.keys(line), accessLineKeys(authenticated, true), `${url}, ${authenticated ? 'with' : 'without'} a key`)
+        assert.deepEqual({ level: line.level, msg: line.msg, method: line.method, url: line.url, statusCode: line.statusCode, error: (line.err as { message?: unknown } | undefined)?.message },
+          { level: ERROR, msg: 'request errored', method: 'GET', url, statusCode: answers[i]?.statusCode, error: 'a hook failed after the answer' })
+        if (authenticated) assert.deepEqual({ keyName: line.keyName, keyRole: line.keyRole }, { keyName: 'test', keyRole: 'write' })
+      }
+    })
   })
-
-  test('When LOG_LEVEL is info and a request fails because the store is unavailable, then the failure is still logged beside its access line', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
-    await api.app.database.close()
-
-    const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'down-1' } })
-
-    assertError(res, 'service_unavailable')
-    const lines = linesOf(logs, 'down-1')
-    assert.deepEqual(lines.map((line) => [line.level, line.msg]), [[40, 'request failed: the store is unavailable'], [30, 'request completed']])
-    assert.equal(lines[1]?.statusCode, 503)
-  })
-})
-
-// pino's numeric levels
-const INFO = 30
-const WARN = 40
-const ERROR = 50
+}
 
 for (const store of testStores()) {
   describe(`log levels of refused requests (${store})`, () => {

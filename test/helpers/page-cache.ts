@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+
+/**
+ * How many times the app has read a list page from its store, as its `/metrics` counts them
+ * (`petstore_store_query_duration_seconds_count{method="listPets"}`): a page served from the cache adds none.
+ */
+export async function storeListReads (app: FastifyInstance): Promise<number> {
+  const metric = app.metrics.registry.getSingleMetric('petstore_store_query_duration_seconds')
+  assert.ok(metric !== undefined, 'the store query metric is registered')
+  // a histogram's samples name their series (_bucket, _sum, _count)
+  const values = (await metric.get()).values as Array<{ metricName?: string, labels: Record<string, unknown>, value: number }>
+  return values.filter((sample) => sample.metricName === 'petstore_store_query_duration_seconds_count' && sample.labels.method === 'listPets')
+    .reduce((sum, sample) => sum + sample.value, 0)
+}
+
+/**
+ * Waits until the store can tell its list version: at once on SQLite; on PostgreSQL once its
+ * LISTEN connection, opened on first use, is up. Until then no page is cached.
+ */
+export async function untilCaching (app: FastifyInstance): Promise<void> {
+  const deadline = Date.now() + 5_000
+  while (app.petStore.listVersion() === undefined) {
+    assert.ok(Date.now() < deadline, 'the store never reported a list version')
+    await delay(10)
+  }
+}
