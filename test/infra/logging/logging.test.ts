@@ -205,18 +205,21 @@ describe('one access-log line per request', () => {
     }
   })
 
-  test('When LOG_LEVEL is info and a request fails because the store is unavailable, then the failure is still logged beside its access line', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
-    await api.app.database.close()
+  // the store's own failure: on each store
+  for (const store of testStores()) {
+    test(`When LOG_LEVEL is info and a request fails because the store is unavailable, then the failure is still logged beside its access line (${store})`, async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { LOG_LEVEL: 'info' } })
+      await api.app.database.close()
 
-    const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'down-1' } })
+      const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'down-1' } })
 
-    assertError(res, 'service_unavailable')
-    const lines = linesOf(logs, 'down-1')
-    assert.deepEqual(lines.map((line) => [line.level, line.msg]), [[40, 'request failed: the store is unavailable'], [30, 'request completed']])
-    assert.equal(lines[1]?.statusCode, 503)
-  })
+      assertError(res, 'service_unavailable')
+      const lines = linesOf(logs, 'down-1')
+      assert.deepEqual(lines.map((line) => [line.level, line.msg]), [[40, 'request failed: the store is unavailable'], [30, 'request completed']])
+      assert.equal(lines[1]?.statusCode, 503)
+    })
+  }
 })
 
 // pino's numeric levels
