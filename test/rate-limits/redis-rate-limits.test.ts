@@ -3,8 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, test, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
-import { buildTestApp, type TestApp } from '../helpers/build-app.js'
+import { buildTestApp, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
 import { assertError } from '../helpers/assertions.js'
+import { execSql } from '../helpers/databases.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
 import { generateApiKey } from '../../src/capabilities/keys/api-keys.js'
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/capabilities/rate-limits/redis.js'
@@ -27,10 +28,12 @@ async function redisClient (t: TestContext): Promise<Redis> {
   return redis
 }
 
-/** The prefix every counter of the app's deployment lives under. */
-async function counterPrefix (app: FastifyInstance): Promise<string> {
-  const deploymentId = await app.database.ensureSetting('deployment_id', 'never-used')
-  assert.notEqual(deploymentId, 'never-used')
+/** The prefix every counter of the deployment on `databaseUrl` lives under: its id, read from the store's settings, not through the app. */
+async function counterPrefix (databaseUrl: string): Promise<string> {
+  const rows = await execSql(databaseUrl, "SELECT value FROM settings WHERE name = 'deployment_id'")
+  assert.equal(rows.length, 1, 'the first instance stores the deployment id')
+  const deploymentId = String(rows[0]?.value)
+  assert.match(deploymentId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   return `petstore:${deploymentId}:rate-limit:`
 }
 
@@ -52,11 +55,11 @@ function cleanUpCounters (t: TestContext, prefix: string): void {
 }
 
 /** Two instances of one deployment: the same database (hence deployment id) and the same key. */
-async function twoInstances (t: TestContext, env: Record<string, string>): Promise<[TestApp, TestApp]> {
+async function twoInstances (t: TestContext, store: StoreKind, env: Record<string, string>): Promise<[TestApp, TestApp]> {
   const fullEnv = { PETSTORE_API_KEYS: SHARED_KEY, ...env }
-  const first = await buildTestApp(t, { env: fullEnv, withKey: false })
+  const first = await buildTestApp(t, { store, env: fullEnv, withKey: false })
   const second = await buildTestApp(t, { env: fullEnv, withKey: false, databaseUrl: first.databaseUrl })
-  cleanUpCounters(t, await counterPrefix(first.app))
+  cleanUpCounters(t, await counterPrefix(first.databaseUrl))
   return [first, second]
 }
 
@@ -79,103 +82,106 @@ function warnings (lines: readonly string[]): Array<{ msg: string, err?: { messa
   return lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40)
 }
 
-describe('rate limits shared in Redis', () => {
-  test('When two instances of one deployment share Redis, then requests on both count against one quota', async (t) => {
-    const [a, b] = await twoInstances(t, { REDIS_URL, RATE_LIMIT_MAX: '4' })
-    const apps = [a.app, b.app, a.app, b.app, a.app]
+// the deployment id that keeps deployments' counters apart is a setting in the store: on each store
+for (const store of testStores()) {
+  describe(`rate limits shared in Redis (${store})`, () => {
+    test('When two instances of one deployment share Redis, then requests on both count against one quota', async (t) => {
+      const [a, b] = await twoInstances(t, store, { REDIS_URL, RATE_LIMIT_MAX: '4' })
+      const apps = [a.app, b.app, a.app, b.app, a.app]
 
-    const answers = []
-    for (const app of apps) answers.push(await listPets(app, SHARED_AUTH))
+      const answers = []
+      for (const app of apps) answers.push(await listPets(app, SHARED_AUTH))
 
-    assert.deepEqual(answers.map((res) => res.statusCode), [200, 200, 200, 200, 429])
-    assert.deepEqual(answers.slice(0, 4).map(remainingOf), [3, 2, 1, 0])
-    assertError(answers[4] as LightMyRequestResponse, 'rate_limited')
-    assert.match(String(answers[4]?.headers['retry-after']), /^[1-9]\d*$/)
-    assert.ok(Number(answers[4]?.headers['retry-after']) <= 60)
-    // the other instance refuses as well, without having counted the earlier requests itself
-    assertError(await listPets(b.app, SHARED_AUTH), 'rate_limited')
+      assert.deepEqual(answers.map((res) => res.statusCode), [200, 200, 200, 200, 429])
+      assert.deepEqual(answers.slice(0, 4).map(remainingOf), [3, 2, 1, 0])
+      assertError(answers[4] as LightMyRequestResponse, 'rate_limited')
+      assert.match(String(answers[4]?.headers['retry-after']), /^[1-9]\d*$/)
+      assert.ok(Number(answers[4]?.headers['retry-after']) <= 60)
+      // the other instance refuses as well, without having counted the earlier requests itself
+      assertError(await listPets(b.app, SHARED_AUTH), 'rate_limited')
+    })
+
+    test('When two instances do not use Redis, then each counts on its own', async (t) => {
+      const [a, b] = await twoInstances(t, store, { RATE_LIMIT_MAX: '4' })
+
+      const answers = []
+      for (let i = 0; i < 4; i++) {
+        answers.push(await listPets(a.app, SHARED_AUTH))
+        answers.push(await listPets(b.app, SHARED_AUTH))
+      }
+
+      assert.deepEqual(answers.map((res) => res.statusCode), [200, 200, 200, 200, 200, 200, 200, 200])
+      assert.deepEqual(answers.map(remainingOf), [3, 3, 2, 2, 1, 1, 0, 0])
+      assertError(await listPets(a.app, SHARED_AUTH), 'rate_limited')
+      assertError(await listPets(b.app, SHARED_AUTH), 'rate_limited')
+    })
+
+    test('When counters are written, then they live under the deployment id and never hold the key', async (t) => {
+      const [a] = await twoInstances(t, store, { REDIS_URL, RATE_LIMIT_MAX: '4' })
+      const redis = await redisClient(t)
+      const prefix = await counterPrefix(a.databaseUrl)
+      assert.match(prefix, /^petstore:[0-9a-f-]{36}:rate-limit:$/)
+
+      assert.equal((await listPets(a.app, SHARED_AUTH)).statusCode, 200)
+      assertError(await listPets(a.app, UNKNOWN_KEY, '10.3.3.3'), 'unauthorized')
+
+      const keys = await keysUnder(redis, prefix)
+      assert.equal(keys.length, 2, `expected one per-key and one failed-auth counter, got ${keys.join(', ')}`)
+      for (const key of keys) {
+        assert.ok(!key.includes(SHARED_KEY), `counter ${key} holds the API key`)
+        const ttl = await redis.pttl(key)
+        assert.ok(ttl > 0 && ttl <= 60_000, `counter ${key} should expire within the window, PTTL ${ttl}`)
+        assert.equal(await redis.get(key), '1')
+      }
+    })
+
+    test('When two deployments share one Redis, then their counters are separate', async (t) => {
+      const env = { PETSTORE_API_KEYS: SHARED_KEY, REDIS_URL, RATE_LIMIT_MAX: '2' }
+      const staging = await buildTestApp(t, { store, env, withKey: false })
+      const production = await buildTestApp(t, { store, env, withKey: false })
+      const stagingPrefix = await counterPrefix(staging.databaseUrl)
+      const productionPrefix = await counterPrefix(production.databaseUrl)
+      cleanUpCounters(t, stagingPrefix)
+      cleanUpCounters(t, productionPrefix)
+      assert.notEqual(stagingPrefix, productionPrefix)
+
+      for (let i = 0; i < 2; i++) assert.equal((await listPets(staging.app, SHARED_AUTH)).statusCode, 200)
+      assertError(await listPets(staging.app, SHARED_AUTH), 'rate_limited')
+
+      const res = await listPets(production.app, SHARED_AUTH)
+
+      assert.equal(res.statusCode, 200)
+      assert.equal(remainingOf(res), 1)
+    })
+
+    test('When failed authentications from one address reach both instances, then they share one count', async (t) => {
+      const [a, b] = await twoInstances(t, store, { REDIS_URL, AUTH_FAILURE_LIMIT: '3' })
+
+      const first = await listPets(a.app, UNKNOWN_KEY, '10.4.4.4')
+      const second = await listPets(b.app, UNKNOWN_KEY, '10.4.4.4')
+      const third = await listPets(a.app, UNKNOWN_KEY, '10.4.4.4')
+
+      assert.deepEqual([first, second, third].map(remainingOf), [2, 1, 0])
+      assert.equal(second.headers['ratelimit-policy'], '"failed-auth";q=3;w=60')
+      assertError(await listPets(b.app, UNKNOWN_KEY, '10.4.4.4'), 'rate_limited')
+      assertError(await listPets(b.app, UNKNOWN_KEY, '10.4.4.5'), 'unauthorized')
+      assert.equal((await listPets(a.app, SHARED_AUTH, '10.4.4.4')).statusCode, 200)
+    })
+
+    test('When an address used up its failures on one instance, then another instance refuses its failing keys too and serves its valid key', async (t) => {
+      const [a, b] = await twoInstances(t, store, { REDIS_URL, AUTH_FAILURE_LIMIT: '3' })
+      for (let i = 0; i < 3; i++) assert.equal((await listPets(a.app, UNKNOWN_KEY, '10.5.5.5')).statusCode, 401)
+
+      // instance b never saw this address fail
+      const wrong = await listPets(b.app, UNKNOWN_KEY, '10.5.5.5')
+      const right = await listPets(b.app, SHARED_AUTH, '10.5.5.5')
+
+      assertError(wrong, 'rate_limited')
+      assert.equal(wrong.headers['ratelimit-policy'], '"failed-auth";q=3;w=60')
+      assert.equal(right.statusCode, 200)
+    })
   })
-
-  test('When two instances do not use Redis, then each counts on its own', async (t) => {
-    const [a, b] = await twoInstances(t, { RATE_LIMIT_MAX: '4' })
-
-    const answers = []
-    for (let i = 0; i < 4; i++) {
-      answers.push(await listPets(a.app, SHARED_AUTH))
-      answers.push(await listPets(b.app, SHARED_AUTH))
-    }
-
-    assert.deepEqual(answers.map((res) => res.statusCode), [200, 200, 200, 200, 200, 200, 200, 200])
-    assert.deepEqual(answers.map(remainingOf), [3, 3, 2, 2, 1, 1, 0, 0])
-    assertError(await listPets(a.app, SHARED_AUTH), 'rate_limited')
-    assertError(await listPets(b.app, SHARED_AUTH), 'rate_limited')
-  })
-
-  test('When counters are written, then they live under the deployment id and never hold the key', async (t) => {
-    const [a] = await twoInstances(t, { REDIS_URL, RATE_LIMIT_MAX: '4' })
-    const redis = await redisClient(t)
-    const prefix = await counterPrefix(a.app)
-    assert.match(prefix, /^petstore:[0-9a-f-]{36}:rate-limit:$/)
-
-    assert.equal((await listPets(a.app, SHARED_AUTH)).statusCode, 200)
-    assertError(await listPets(a.app, UNKNOWN_KEY, '10.3.3.3'), 'unauthorized')
-
-    const keys = await keysUnder(redis, prefix)
-    assert.equal(keys.length, 2, `expected one per-key and one failed-auth counter, got ${keys.join(', ')}`)
-    for (const key of keys) {
-      assert.ok(!key.includes(SHARED_KEY), `counter ${key} holds the API key`)
-      const ttl = await redis.pttl(key)
-      assert.ok(ttl > 0 && ttl <= 60_000, `counter ${key} should expire within the window, PTTL ${ttl}`)
-      assert.equal(await redis.get(key), '1')
-    }
-  })
-
-  test('When two deployments share one Redis, then their counters are separate', async (t) => {
-    const env = { PETSTORE_API_KEYS: SHARED_KEY, REDIS_URL, RATE_LIMIT_MAX: '2' }
-    const staging = await buildTestApp(t, { env, withKey: false })
-    const production = await buildTestApp(t, { env, withKey: false })
-    const stagingPrefix = await counterPrefix(staging.app)
-    const productionPrefix = await counterPrefix(production.app)
-    cleanUpCounters(t, stagingPrefix)
-    cleanUpCounters(t, productionPrefix)
-    assert.notEqual(stagingPrefix, productionPrefix)
-
-    for (let i = 0; i < 2; i++) assert.equal((await listPets(staging.app, SHARED_AUTH)).statusCode, 200)
-    assertError(await listPets(staging.app, SHARED_AUTH), 'rate_limited')
-
-    const res = await listPets(production.app, SHARED_AUTH)
-
-    assert.equal(res.statusCode, 200)
-    assert.equal(remainingOf(res), 1)
-  })
-
-  test('When failed authentications from one address reach both instances, then they share one count', async (t) => {
-    const [a, b] = await twoInstances(t, { REDIS_URL, AUTH_FAILURE_LIMIT: '3' })
-
-    const first = await listPets(a.app, UNKNOWN_KEY, '10.4.4.4')
-    const second = await listPets(b.app, UNKNOWN_KEY, '10.4.4.4')
-    const third = await listPets(a.app, UNKNOWN_KEY, '10.4.4.4')
-
-    assert.deepEqual([first, second, third].map(remainingOf), [2, 1, 0])
-    assert.equal(second.headers['ratelimit-policy'], '"failed-auth";q=3;w=60')
-    assertError(await listPets(b.app, UNKNOWN_KEY, '10.4.4.4'), 'rate_limited')
-    assertError(await listPets(b.app, UNKNOWN_KEY, '10.4.4.5'), 'unauthorized')
-    assert.equal((await listPets(a.app, SHARED_AUTH, '10.4.4.4')).statusCode, 200)
-  })
-
-  test('When an address used up its failures on one instance, then another instance refuses its failing keys too and serves its valid key', async (t) => {
-    const [a, b] = await twoInstances(t, { REDIS_URL, AUTH_FAILURE_LIMIT: '3' })
-    for (let i = 0; i < 3; i++) assert.equal((await listPets(a.app, UNKNOWN_KEY, '10.5.5.5')).statusCode, 401)
-
-    // instance b never saw this address fail
-    const wrong = await listPets(b.app, UNKNOWN_KEY, '10.5.5.5')
-    const right = await listPets(b.app, SHARED_AUTH, '10.5.5.5')
-
-    assertError(wrong, 'rate_limited')
-    assert.equal(wrong.headers['ratelimit-policy'], '"failed-auth";q=3;w=60')
-    assert.equal(right.statusCode, 200)
-  })
-})
+}
 
 describe('rate limits when Redis fails (fail open)', () => {
   test('When Redis refuses the password in REDIS_URL, then requests are served and no log line holds the password', async (t) => {
@@ -228,8 +234,8 @@ describe('rate limits when Redis fails (fail open)', () => {
 
   test('When Redis stops answering and comes back, then requests are served promptly meanwhile and limited again after', async (t) => {
     const proxy = await startTcpProxy(t, REDIS)
-    const { app, auth } = await buildTestApp(t, { env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '1000' } })
-    cleanUpCounters(t, await counterPrefix(app))
+    const { app, auth, databaseUrl } = await buildTestApp(t, { env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '1000' } })
+    cleanUpCounters(t, await counterPrefix(databaseUrl))
     const before = await listPets(app, auth)
     assert.equal(before.statusCode, 200)
     assert.equal(remainingOf(before), 999)

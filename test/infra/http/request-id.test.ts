@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildTestApp, type TestApp } from '../../helpers/build-app.js'
+import { buildTestApp, createdPet, patchPet, testStores, type TestApp } from '../../helpers/build-app.js'
+import { assertError } from '../../helpers/assertions.js'
+import { holdPetLocked } from '../../helpers/databases.js'
 import { captureLogs, type CapturedLogs } from '../../helpers/log-capture.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -104,62 +106,93 @@ describe('X-Request-Id', () => {
   }
 })
 
-describe('request id in the log', () => {
-  test('When a valid id came in, then every log line about the request carries it as reqId', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream })
+// the log's lines come from every layer a request crosses, the store's errors included: on each store
+for (const store of testStores()) {
+  describe(`request id in the log (${store})`, () => {
+    test('When a valid id came in, then every log line about the request carries it as reqId', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream })
 
-    const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'trace/span:1' } })
+      const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': 'trace/span:1' } })
 
-    assert.equal(res.statusCode, 200, res.body)
-    const lines = requestLines(logs)
-    assert.ok(lines.length >= 2, `expected at least the incoming and completed lines, got ${lines.length}`)
-    for (const line of lines) assert.equal(line.reqId, 'trace/span:1')
-    assert.deepEqual(lines.map((line) => line.msg).filter((msg) => msg === 'incoming request' || msg === 'request completed'), ['incoming request', 'request completed'])
+      assert.equal(res.statusCode, 200, res.body)
+      const lines = requestLines(logs)
+      assert.ok(lines.length >= 2, `expected at least the incoming and completed lines, got ${lines.length}`)
+      for (const line of lines) assert.equal(line.reqId, 'trace/span:1')
+      assert.deepEqual(lines.map((line) => line.msg).filter((msg) => msg === 'incoming request' || msg === 'request completed'), ['incoming request', 'request completed'])
+    })
+
+    test('When no id came in and the request fails, then every line about it (rejection included) carries the id the answer names', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream })
+
+      const res = await api.app.inject({ method: 'GET', url: '/v1/pets?limit=0', headers: api.auth })
+
+      assert.equal(res.statusCode, 400, res.body)
+      const id = String(res.headers['x-request-id'])
+      assert.match(id, UUID)
+      const lines = requestLines(logs)
+      assert.ok(lines.some((line) => line.msg === 'request rejected'), 'the rejection is logged')
+      for (const line of lines) assert.equal(line.reqId, id)
+    })
+
+    test('When several requests are logged, then each line carries the id of its own request', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream })
+
+      const ids = ['first-1', 'second-2', 'third-3']
+      for (const id of ids) await api.app.inject({ method: 'GET', url: `/v1/pets?limit=${ids.indexOf(id) + 1}`, headers: { ...api.auth, 'x-request-id': id } })
+
+      const lines = requestLines(logs)
+      for (const id of ids) {
+        const limit = ids.indexOf(id) + 1
+        const incoming = lines.filter((line) => line.msg === 'incoming request' && line.reqId === id)
+        assert.equal(incoming.length, 1, `one incoming line for ${id}`)
+        assert.equal((incoming[0]?.req as { url?: string } | undefined)?.url, `/v1/pets?limit=${limit}`)
+        assert.equal(lines.filter((line) => line.msg === 'request completed' && line.reqId === id).length, 1, `one completed line for ${id}`)
+      }
+    })
+
+    test('When an id tries to forge a log line, then it is replaced, and the log holds neither the forged line nor the text', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream })
+      const forged = 'x\n{"level":60,"msg":"FORGED"}'
+
+      const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': forged } })
+
+      const id = String(res.headers['x-request-id'])
+      assert.match(id, UUID)
+      assert.ok(logs.lines.length > 0)
+      for (const line of logs.lines) assert.ok(!line.includes('FORGED'), line)
+      for (const line of requestLines(logs)) assert.equal(line.reqId, id)
+    })
+
+    test('When the store fails a request (503), then every line about it, the store error\'s included, carries the id the answer names', async (t) => {
+      const logs = captureLogs()
+      const api = await buildTestApp(t, { store, logStream: logs.stream, env: { DATABASE_TIMEOUT_MS: '300' } })
+      const pet = await createdPet(api, { name: 'Rex', categoryId: 3 })
+      // another writer holds the pet longer than the store waits for it
+      const release = await holdPetLocked(api.databaseUrl, pet.id)
+      const before = logs.records().length
+      let res: LightMyRequestResponse
+      try {
+        res = await patchPet(api, pet.id, { status: 'sold' })
+      } finally {
+        await release()
+      }
+
+      assertError(res, 'service_unavailable')
+      const id = String(res.headers['x-request-id'])
+      assert.match(id, UUID)
+      const records = logs.records().slice(before)
+      const storeErrors = records.filter((record) => (record.err as { type?: string } | undefined)?.type === 'StoreUnavailableError')
+      assert.equal(storeErrors.length, 1, `one line tells the store error: ${JSON.stringify(records)}`)
+      assert.equal(storeErrors[0]?.msg, 'request failed: the store is unavailable')
+      assert.equal(storeErrors[0]?.reqId, id, 'the store error names its request')
+      const lines = requestLines(logs).slice(-3)
+      assert.deepEqual(lines.map((line) => line.msg), ['incoming request', 'request failed: the store is unavailable', 'request completed'])
+      assert.equal(lines[2]?.statusCode, 503)
+      for (const line of lines) assert.equal(line.reqId, id)
+    })
   })
-
-  test('When no id came in and the request fails, then every line about it (rejection included) carries the id the answer names', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream })
-
-    const res = await api.app.inject({ method: 'GET', url: '/v1/pets?limit=0', headers: api.auth })
-
-    assert.equal(res.statusCode, 400, res.body)
-    const id = String(res.headers['x-request-id'])
-    assert.match(id, UUID)
-    const lines = requestLines(logs)
-    assert.ok(lines.some((line) => line.msg === 'request rejected'), 'the rejection is logged')
-    for (const line of lines) assert.equal(line.reqId, id)
-  })
-
-  test('When several requests are logged, then each line carries the id of its own request', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream })
-
-    const ids = ['first-1', 'second-2', 'third-3']
-    for (const id of ids) await api.app.inject({ method: 'GET', url: `/v1/pets?limit=${ids.indexOf(id) + 1}`, headers: { ...api.auth, 'x-request-id': id } })
-
-    const lines = requestLines(logs)
-    for (const id of ids) {
-      const limit = ids.indexOf(id) + 1
-      const incoming = lines.filter((line) => line.msg === 'incoming request' && line.reqId === id)
-      assert.equal(incoming.length, 1, `one incoming line for ${id}`)
-      assert.equal((incoming[0]?.req as { url?: string } | undefined)?.url, `/v1/pets?limit=${limit}`)
-      assert.equal(lines.filter((line) => line.msg === 'request completed' && line.reqId === id).length, 1, `one completed line for ${id}`)
-    }
-  })
-
-  test('When an id tries to forge a log line, then it is replaced, and the log holds neither the forged line nor the text', async (t) => {
-    const logs = captureLogs()
-    const api = await buildTestApp(t, { logStream: logs.stream })
-    const forged = 'x\n{"level":60,"msg":"FORGED"}'
-
-    const res = await api.app.inject({ method: 'GET', url: '/v1/pets', headers: { ...api.auth, 'x-request-id': forged } })
-
-    const id = String(res.headers['x-request-id'])
-    assert.match(id, UUID)
-    assert.ok(logs.lines.length > 0)
-    for (const line of logs.lines) assert.ok(!line.includes('FORGED'), line)
-    for (const line of requestLines(logs)) assert.equal(line.reqId, id)
-  })
-})
+}

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildTestApp, postPet, type TestApp } from '../../helpers/build-app.js'
+import { buildTestApp, createdPet, patchPet, postPet, testStores, type TestApp } from '../../helpers/build-app.js'
+import { holdPetLocked } from '../../helpers/databases.js'
 import { assertError } from '../../helpers/assertions.js'
 
 const APP_ORIGIN = 'https://app.example.com'
@@ -55,39 +56,58 @@ const ANSWERS: Array<{ name: string, status: number, request: (api: TestApp) => 
   { name: 'the liveness probe (GET /healthz)', status: 200, request: (api) => api.app.inject({ method: 'GET', url: '/healthz' }) }
 ]
 
-describe('security headers', () => {
-  for (const { name, status, request } of ANSWERS) {
-    test(`When the answer is ${name}, then it carries every security header, no-store, and no server banner`, async (t) => {
-      const api = await buildTestApp(t)
+// the answers whose content comes from the store, its failure included, on each store; CORS below is decided from the request alone
+for (const store of testStores()) {
+  describe(`security headers (${store})`, () => {
+    for (const { name, status, request } of ANSWERS) {
+      test(`When the answer is ${name}, then it carries every security header, no-store, and no server banner`, async (t) => {
+        const api = await buildTestApp(t, { store })
 
-      const res = await request(api)
+        const res = await request(api)
 
-      assert.equal(res.statusCode, status, res.body)
+        assert.equal(res.statusCode, status, res.body)
+        assertSecurityHeaders(res)
+      })
+    }
+
+    test('When getPet answers 200, then it carries the security headers with "private, no-cache" instead of no-store', async (t) => {
+      const api = await buildTestApp(t, { store })
+      const created = await postPet(api, { name: 'Rex', categoryId: 3 })
+      assert.equal(created.statusCode, 201, created.body)
+      assertSecurityHeaders(created)
+
+      const res = await api.app.inject({ method: 'GET', url: `/v1/pets/${String(created.json().id)}`, headers: api.auth })
+
+      assert.equal(res.statusCode, 200, res.body)
+      assertSecurityHeaders(res, 'private, no-cache')
+    })
+
+    test('When getPet answers 404, then it keeps no-store: only a representation may be revalidated', async (t) => {
+      const api = await buildTestApp(t, { store })
+
+      const res = await api.app.inject({ method: 'GET', url: '/v1/pets/999', headers: api.auth })
+
+      assertError(res, 'pet_not_found')
       assertSecurityHeaders(res)
     })
-  }
 
-  test('When getPet answers 200, then it carries the security headers with "private, no-cache" instead of no-store', async (t) => {
-    const api = await buildTestApp(t)
-    const created = await postPet(api, { name: 'Rex', categoryId: 3 })
-    assert.equal(created.statusCode, 201, created.body)
-    assertSecurityHeaders(created)
+    test('When the store fails a request (503), then the answer still carries every security header and no-store', async (t) => {
+      const api = await buildTestApp(t, { store, env: { DATABASE_TIMEOUT_MS: '300' } })
+      const pet = await createdPet(api, { name: 'Rex', categoryId: 3 })
+      // another writer holds the pet longer than the store waits for it
+      const release = await holdPetLocked(api.databaseUrl, pet.id)
+      let res: LightMyRequestResponse
+      try {
+        res = await patchPet(api, pet.id, { status: 'sold' })
+      } finally {
+        await release()
+      }
 
-    const res = await api.app.inject({ method: 'GET', url: `/v1/pets/${String(created.json().id)}`, headers: api.auth })
-
-    assert.equal(res.statusCode, 200, res.body)
-    assertSecurityHeaders(res, 'private, no-cache')
+      assertError(res, 'service_unavailable')
+      assertSecurityHeaders(res)
+    })
   })
-
-  test('When getPet answers 404, then it keeps no-store: only a representation may be revalidated', async (t) => {
-    const api = await buildTestApp(t)
-
-    const res = await api.app.inject({ method: 'GET', url: '/v1/pets/999', headers: api.auth })
-
-    assertError(res, 'pet_not_found')
-    assertSecurityHeaders(res)
-  })
-})
+}
 
 describe('CORS off (no CORS_ORIGINS)', () => {
   test('When a request carries an Origin header, then the answer allows no origin', async (t) => {

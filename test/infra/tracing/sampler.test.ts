@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, test, type TestContext } from 'node:test'
 import { OtlpReceiver, type ReceivedSpan } from '../../../tools/harness/otlp-receiver.js'
-import { freshDatabaseUrl } from '../../helpers/databases.js'
+import { freshDatabaseUrl, testStores, type StoreKind } from '../../helpers/databases.js'
 import { serverProcesses, type ServerProcess } from '../../helpers/processes.js'
 
 const KEY = `sampler_${randomBytes(24).toString('base64url')}`
@@ -38,13 +38,13 @@ async function spansUpTo (server: ServerProcess, receiver: OtlpReceiver, markers
   return spans.filter((span) => !markerTraces.has(span.traceId))
 }
 
-/** A server on a fresh SQLite store exporting its spans to a receiver of its own every 100 ms, with `env`'s sampler. */
-async function tracedServer (t: TestContext, env: Record<string, string>): Promise<{ receiver: OtlpReceiver, server: ServerProcess }> {
+/** A server on a fresh store (SQLite by default) exporting its spans to a receiver of its own every 100 ms, with `env`'s sampler. */
+async function tracedServer (t: TestContext, env: Record<string, string>, store: StoreKind = 'sqlite'): Promise<{ receiver: OtlpReceiver, server: ServerProcess }> {
   const receiver = await OtlpReceiver.start()
   t.after(() => receiver.close())
   const server = await serverProcesses(t).start({
     ...env,
-    DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'),
+    DATABASE_URL: await freshDatabaseUrl(t, store),
     PETSTORE_API_KEYS: KEY,
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: '100'
@@ -80,25 +80,36 @@ describe('trace sampling (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG)', () => 
     assert.ok(requestSpans.every((span) => span.traceId !== unsampledCaller.traceId && span.parentSpanId === ''))
   })
 
-  test('When the sampler is traceidratio with a ratio of 0.5, then about half of the new traces are sent, each whole (its store call\'s span too)', async (t) => {
-    const { receiver, server } = await tracedServer(t, { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' })
+  // the one decision that reaches the store's spans (and on PostgreSQL pg's own): on each store
+  for (const store of testStores()) {
+    test(`When the sampler is traceidratio with a ratio of 0.5, then about half of the new traces are sent, each whole (its store call's span too) (${store})`, async (t) => {
+      const { receiver, server } = await tracedServer(t, { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' }, store)
 
-    // getPet of a pet that is not there: a 404 after one store call, so every traced request has two spans
-    const requests = 200
-    for (let i = 0; i < requests; i++) {
-      const res = await fetch(`${server.baseUrl}/v1/pets/${1_000_000 + i}`, { headers: { authorization: `Bearer ${KEY}` } })
-      assert.equal(res.status, 404)
-      await res.arrayBuffer()
-    }
+      // getPet of a pet that is not there: a 404 after one store call, so every traced request has two spans
+      const requests = 200
+      for (let i = 0; i < requests; i++) {
+        const res = await fetch(`${server.baseUrl}/v1/pets/${1_000_000 + i}`, { headers: { authorization: `Bearer ${KEY}` } })
+        assert.equal(res.status, 404)
+        await res.arrayBuffer()
+      }
 
-    const spans = await spansUpTo(server, receiver, 30)
-    const requestSpans = spans.filter((span) => span.name === 'GET /v1/pets/:petId')
-    // binomial(200, 0.5): outside 60..140 with a probability below 1e-8
-    assert.ok(requestSpans.length >= 60 && requestSpans.length <= 140, `${requestSpans.length} of ${requests} requests were traced`)
-    // a new trace's store spans follow its request's decision, not a second draw on the trace id
-    const storeSpanTraces = new Set(spans.filter((span) => span.name.startsWith('store.')).map((span) => span.traceId))
-    assert.deepEqual(requestSpans.filter((span) => !storeSpanTraces.has(span.traceId)).map((span) => span.traceId), [])
-  })
+      const spans = await spansUpTo(server, receiver, 30)
+      const requestSpans = spans.filter((span) => span.name === 'GET /v1/pets/:petId')
+      // binomial(200, 0.5): outside 60..140 with a probability below 1e-8
+      assert.ok(requestSpans.length >= 60 && requestSpans.length <= 140, `${requestSpans.length} of ${requests} requests were traced`)
+      // a new trace's store spans follow its request's decision, not a second draw on the trace id
+      const storeSpanTraces = new Set(spans.filter((span) => span.name.startsWith('store.')).map((span) => span.traceId))
+      assert.deepEqual(requestSpans.filter((span) => !storeSpanTraces.has(span.traceId)).map((span) => span.traceId), [])
+      const requestTraces = new Set(requestSpans.map((span) => span.traceId))
+      assert.deepEqual([...storeSpanTraces].filter((traceId) => !requestTraces.has(traceId)), [], 'a store span in a trace whose request was not sent')
+      if (store === 'postgres') {
+        // pg's query spans too: in every trace sent, and in no other
+        const querySpanTraces = new Set(spans.filter((span) => span.name.startsWith('pg.query:')).map((span) => span.traceId))
+        assert.deepEqual([...requestTraces].filter((traceId) => !querySpanTraces.has(traceId)), [], 'a trace sent without its query span')
+        assert.deepEqual([...querySpanTraces].filter((traceId) => !requestTraces.has(traceId)), [], 'a query span in a trace whose request was not sent')
+      }
+    })
+  }
 
   const wrong: Array<Record<string, string>> = [
     { OTEL_TRACES_SAMPLER: 'jaeger_remote' },
