@@ -97,7 +97,7 @@ function ms (value: number): string {
   return `${value.toFixed(0)} ms`
 }
 
-describe('PostgreSQL store outage', requiresPostgres(), () => {
+describe('PostgreSQL store outage (postgres)', requiresPostgres(), () => {
   for (const mode of MODES) {
     test(`When PostgreSQL becomes unreachable (${mode}), then /readyz, listPets and createPet answer 503 within 2 × DATABASE_TIMEOUT_MS, ` +
       'and when it is back, then the app is ready again by itself and no acknowledged write is lost', async (t) => {
