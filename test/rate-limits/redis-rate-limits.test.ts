@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, test, type TestContext } from 'node:test'
+import { before, describe, test, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
 import { buildTestApp, type TestApp } from '../helpers/build-app.js'
@@ -8,6 +8,7 @@ import { assertError } from '../helpers/assertions.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
 import { generateApiKey } from '../../src/capabilities/keys/api-keys.js'
 
+// the Redis these suites need (docs/testing.md, "Redis"): the machine's own, as CI's has it
 const REDIS = { host: '127.0.0.1', port: 6379 }
 const REDIS_URL = `redis://${REDIS.host}:${REDIS.port}`
 // nothing listens on port 1: connections are refused at once
@@ -77,6 +78,26 @@ async function metricValue (app: FastifyInstance, name: string): Promise<number>
 function warnings (lines: readonly string[]): Array<{ msg: string, err?: { message?: string } }> {
   return lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40)
 }
+
+/** Fails every suite of the file at once, naming the address, when no Redis answers there. */
+async function assertRedisAnswers (): Promise<void> {
+  const redis = new Redis({ ...REDIS, lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  // the socket's own error (ECONNREFUSED …): connect() rejects only with "Connection is closed."
+  let socketError: unknown
+  redis.on('error', (error) => { socketError = error })
+  try {
+    await redis.connect()
+    await redis.ping()
+  } catch (error) {
+    const cause = socketError ?? error
+    throw new Error(`no Redis answers at ${REDIS.host}:${REDIS.port} (${cause instanceof Error ? cause.message : String(cause)}): ` +
+      `these suites need one there, the REDIS_URL=${REDIS_URL} their apps are given; start a Redis server (docs/testing.md, "Redis")`)
+  } finally {
+    redis.disconnect()
+  }
+}
+
+before(assertRedisAnswers)
 
 describe('rate limits shared in Redis', () => {
   test('When two instances of one deployment share Redis, then requests on both count against one quota', async (t) => {
