@@ -12,6 +12,12 @@
  * - The serial group ({@link SERIAL_FILES}): the files whose assertions hold a wall-clock budget while
  *   they load the machine (SIGKILL, drain, soak, WORKERS, Chromium), one file at a time and alone.
  *
+ * Every test and hook has {@link TEST_TIMEOUT_MS} unless it sets its own `timeout` (Node 24; on older Nodes
+ * each file's process has {@link FILE_TIMEOUT_MS} as a whole), and a file's process exits once its tests are
+ * done. The exit code comes from node:test's events ({@link RunOutcome}): 1 when a test, suite, hook or file
+ * failed or was cancelled, or a file reported no test. Before the summary, `ℹ stores: …` says how many
+ * tests ran on each store and why a store's cases did not run.
+ *
  * The servers and CLIs the tests start run the build: `dist/` is rebuilt first when `src/` is newer.
  * `--quick` leaves out {@link SLOW_FILES} (what `npm run test:suites:quick` runs while you work); file
  * paths as arguments narrow the run to them, still in their groups. `TEST_CONCURRENCY` overrides the
@@ -25,6 +31,7 @@ import { run } from 'node:test'
 import { spec as SpecReporter, type TestEvent } from 'node:test/reporters'
 import { fileURLToPath } from 'node:url'
 import { staleBuildFiles } from '../tools/harness/build-freshness.js'
+import { RunOutcome } from './test-suites/run-outcome.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -89,7 +96,28 @@ const SLOWEST_SHOWN = 8
 /** Files of the concurrent group run at once: the machine's 2 cores are mostly idle while tests wait on processes, sockets and fsync. */
 const CONCURRENCY = 4
 
-// the lines node:test closes a run with, in its order; summed over the groups
+/**
+ * Every test's and hook's time limit unless it sets its own `timeout`: a test that hangs fails after it
+ * instead of stalling CI. The longest tests without a `timeout` of their own take about 30 s on a busy
+ * 2-core machine (the trace sampler, OTLP traces, the metrics listener; the soak's runs set 60 s); on a
+ * slow day CPU-bound work takes three to four times as long, so 5 min leaves them more than twice that.
+ * What takes longer sets its own: the release's build hook and the production install (15 min each).
+ * Node 24's run() gives it to each file's process as `--test-timeout`, so it bounds each test and hook.
+ */
+export const TEST_TIMEOUT_MS = 5 * 60_000
+
+/**
+ * The bound on a whole file's process. Node 20's run() applies its `timeout` to each file as a whole (a
+ * file's process there has no per-test default): this, beyond the longest file, the release (its 15 min
+ * build hook, then one server test per store). On Node 24, where no timeout bounds a file's process (a
+ * test that spins, a hang outside any test), the runner stops the group a minute past it.
+ */
+export const FILE_TIMEOUT_MS = 30 * 60_000
+
+/** Whether run()'s `timeout` bounds each test (Node 24) or each file's process (Node 20), as measured on 20.20 and 24.21. */
+const TIMEOUT_PER_TEST = Number(process.versions.node.split('.')[0]) >= 24
+
+// the lines node:test closes a run with, in its order; summed over the groups and printed (CI reads them)
 const SUMMARY = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'] as const
 type SummaryName = typeof SUMMARY[number]
 const SUMMARY_LINE = new RegExp(`^(${SUMMARY.join('|')}) (\\d+(?:\\.\\d+)?)$`)
@@ -111,7 +139,10 @@ async function listTestFiles (dir: string): Promise<string[]> {
 export async function testGroups (options: { quick: boolean, concurrency: number, only: string[] }): Promise<Group[]> {
   const matches = (file: string, patterns: readonly RegExp[]): boolean => patterns.some((pattern) => pattern.test(file))
   const only = options.only.map((file) => relative(ROOT, join(ROOT, file)).split('\\').join('/'))
-  const files = (await listTestFiles('test'))
+  const all = await listTestFiles('test')
+  const unknown = only.filter((file) => !all.includes(file))
+  if (unknown.length > 0) throw new Error(`no such test file: ${unknown.join(', ')}`)
+  const files = all
     .filter((file) => only.length === 0 || only.includes(file))
     .filter((file) => !(options.quick && matches(file, SLOW_FILES)))
   const serial = files.filter((file) => matches(file, SERIAL_FILES))
@@ -150,6 +181,14 @@ function trackFile (spans: Map<string, { start: number, end?: number }>, event: 
   else spans.set(file, { start: spans.get(file)?.start ?? performance.now(), end: performance.now() })
 }
 
+/** The files of `files` (paths from the root) still running `ms` after their process started. */
+function filesRunningLongerThan (spans: Map<string, { start: number, end?: number }>, files: readonly string[], ms: number): string[] {
+  return files.filter((file) => {
+    const span = spans.get(join(ROOT, file))
+    return span !== undefined && span.end === undefined && performance.now() - span.start > ms
+  })
+}
+
 /** The servers and CLIs the tests start run the build (`dist/`): bring it up to date when `src/` is newer. */
 function buildIfStale (say: (message: string) => void): void {
   const stale = staleBuildFiles(ROOT)
@@ -169,20 +208,42 @@ async function main (): Promise<number> {
   const reporter = new SpecReporter()
   reporter.pipe(process.stdout)
   const totals = new Map<SummaryName, number>(SUMMARY.map((name) => [name, 0]))
+  const outcome = new RunOutcome()
   const spans = new Map<string, { start: number, end?: number }>()
   const say = (message: string): void => { reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message } }) }
 
   buildIfStale(say)
   const groupTimes: string[] = []
-  for (const group of await testGroups({ quick, concurrency, only })) {
+  const groups = await testGroups({ quick, concurrency, only })
+  if (groups.length === 0) throw new Error('no test file to run')
+  for (const group of groups) {
     say(`${group.name} group: ${group.files.length} files, ${group.concurrency} at a time`)
     const groupStarted = performance.now()
-    const events = run({ files: group.files.map((file) => join(ROOT, file)), concurrency: group.concurrency }) as AsyncIterable<TestEvent>
-    for await (const event of events) {
-      trackFile(spans, event)
-      const line = summaryLine(event)
-      if (line === undefined) reporter.write(event)
-      else totals.set(line[0], (totals.get(line[0]) ?? 0) + line[1])
+    const stop = new AbortController()
+    const watchdog = setInterval(() => {
+      const stuck = filesRunningLongerThan(spans, group.files, FILE_TIMEOUT_MS + 60_000)
+      if (stuck.length === 0 || stop.signal.aborted) return
+      say(`${stuck.join(', ')}: still running ${seconds(FILE_TIMEOUT_MS + 60_000)} s after it started, the ${group.name} group is stopped`)
+      stop.abort()
+    }, 5_000)
+    const events = run({
+      files: group.files.map((file) => join(ROOT, file)),
+      concurrency: group.concurrency,
+      timeout: TIMEOUT_PER_TEST ? TEST_TIMEOUT_MS : FILE_TIMEOUT_MS,
+      // a test that timed out may leave a socket or timer behind: its file's process exits anyway
+      forceExit: true,
+      signal: stop.signal
+    }) as AsyncIterable<TestEvent>
+    try {
+      for await (const event of events) {
+        trackFile(spans, event)
+        outcome.add(event)
+        const line = summaryLine(event)
+        if (line === undefined) reporter.write(event)
+        else totals.set(line[0], (totals.get(line[0]) ?? 0) + line[1])
+      }
+    } finally {
+      clearInterval(watchdog)
     }
     groupTimes.push(`${group.name} ${seconds(performance.now() - groupStarted)} s`)
   }
@@ -191,10 +252,13 @@ async function main (): Promise<number> {
   say(`slowest files: ${took.sort(([, a], [, b]) => b - a).slice(0, SLOWEST_SHOWN)
     .map(([file, ms]) => `${relative(ROOT, file)} ${seconds(ms)} s`).join(', ')}`)
   say(`groups: ${groupTimes.join(', ')}`)
+  say(outcome.describeStores(process.env))
+  if (outcome.filesWithoutTests.length > 0) say(`files that ran no test: ${outcome.filesWithoutTests.map((file) => relative(ROOT, file)).join(', ')}`)
+  if (outcome.summaryFailed && outcome.failures.length === 0) say('node:test reported the run as failed')
   totals.set('duration_ms', Math.round((performance.now() - started) * 1e6) / 1e6)
   for (const [name, value] of totals) say(`${name} ${value}`)
   await new Promise<void>((resolve) => { reporter.end(resolve) })
-  return (totals.get('fail') ?? 0) > 0 || (totals.get('cancelled') ?? 0) > 0 ? 1 : 0
+  return outcome.ok ? 0 : 1
 }
 
 main().then((code) => { process.exitCode = code }, (error: unknown) => {

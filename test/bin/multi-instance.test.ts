@@ -89,7 +89,7 @@ function ids (pets: readonly Pet[]): number[] {
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
-describe('several instances on one PostgreSQL database', requiresPostgres(), () => {
+describe('several instances on one PostgreSQL database (postgres)', requiresPostgres(), () => {
   test('When 100 creates run concurrently through each of two instances, then all get 201 with 200 distinct ids and each pet reads back through the other instance as created', async (t) => {
     const { a, b } = await twoInstances(t)
     const perInstance = 100

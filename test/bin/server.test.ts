@@ -217,7 +217,7 @@ describe('server process: PostgreSQL at start-up', () => {
   })
 })
 
-describe('server process: several instances', requiresPostgres(), () => {
+describe('server process: several instances (postgres)', requiresPostgres(), () => {
   test('When two servers start at once on one empty PostgreSQL schema, then exactly one key is created and printed, and it works on both', async (t) => {
     const servers = serverProcesses(t)
     const databaseUrl = await freshDatabaseUrl(t, 'postgres')

@@ -2,13 +2,14 @@ import type { TestContext } from 'node:test'
 import type pg from 'pg'
 import { withPostgres as withPostgresAt } from '../../tools/harness/postgres.js'
 import { scratchStore, type StoreKind } from '../../tools/harness/scratch-store.js'
+import { testDatabaseUrlIn, testStoresIn } from '../../tools/harness/test-stores.js'
 
 export { withSearchPath } from '../../tools/harness/postgres.js'
 export { scratchStore, type ScratchStore, type StoreKind } from '../../tools/harness/scratch-store.js'
 export { execSql } from '../../tools/harness/store-sql.js'
 
 /** The PostgreSQL server the PostgreSQL suites use; unset, they are skipped. */
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL?.trim() === '' ? undefined : process.env.TEST_DATABASE_URL?.trim()
+export const TEST_DATABASE_URL = testDatabaseUrlIn(process.env)
 
 export const POSTGRES_SKIPPED = 'PostgreSQL suites skipped: TEST_DATABASE_URL is not set. ' +
   'To run them: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test'
@@ -18,9 +19,7 @@ export const POSTGRES_SKIPPED = 'PostgreSQL suites skipped: TEST_DATABASE_URL is
  * `postgres`) narrows the list.
  */
 export function testStores (): StoreKind[] {
-  const all: StoreKind[] = TEST_DATABASE_URL === undefined ? ['sqlite'] : ['sqlite', 'postgres']
-  const wanted = process.env.TEST_STORES?.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  return wanted === undefined || wanted.length === 0 ? all : all.filter((kind) => wanted.includes(kind))
+  return testStoresIn(process.env)
 }
 
 /** Options for `test`/`describe` that skip a PostgreSQL-only suite, saying why, without a server. */

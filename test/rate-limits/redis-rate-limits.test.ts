@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, test, type TestContext } from 'node:test'
+import { before, describe, test, type TestContext } from 'node:test'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { Redis } from 'ioredis'
 import { buildTestApp, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
@@ -10,6 +10,7 @@ import { startTcpProxy } from '../helpers/tcp-proxy.js'
 import { generateApiKey } from '../../src/capabilities/keys/api-keys.js'
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/capabilities/rate-limits/redis.js'
 
+// the Redis these suites need (docs/testing.md, "Redis"): the machine's own, as CI's has it
 const REDIS = { host: '127.0.0.1', port: 6379 }
 const REDIS_URL = `redis://${REDIS.host}:${REDIS.port}`
 // nothing listens on port 1: connections are refused at once
@@ -81,6 +82,26 @@ async function metricValue (app: FastifyInstance, name: string): Promise<number>
 function warnings (lines: readonly string[]): Array<{ msg: string, err?: { message?: string } }> {
   return lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40)
 }
+
+/** Fails every suite of the file at once, naming the address, when no Redis answers there. */
+async function assertRedisAnswers (): Promise<void> {
+  const redis = new Redis({ ...REDIS, lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  // the socket's own error (ECONNREFUSED …): connect() rejects only with "Connection is closed."
+  let socketError: unknown
+  redis.on('error', (error) => { socketError = error })
+  try {
+    await redis.connect()
+    await redis.ping()
+  } catch (error) {
+    const cause = socketError ?? error
+    throw new Error(`no Redis answers at ${REDIS.host}:${REDIS.port} (${cause instanceof Error ? cause.message : String(cause)}): ` +
+      `these suites need one there, the REDIS_URL=${REDIS_URL} their apps are given; start a Redis server (docs/testing.md, "Redis")`)
+  } finally {
+    redis.disconnect()
+  }
+}
+
+before(assertRedisAnswers)
 
 // the deployment id that keeps deployments' counters apart is a setting in the store: on each store
 for (const store of testStores()) {

@@ -32,7 +32,7 @@ function assertSoakPassed (report: SoakReport): void {
 
 describe('soak (short): mixed load on a real server', () => {
   for (const { store, durationSeconds, options } of RUNS) {
-    test(`${store}: ${durationSeconds} s of lists, creates, reads and bad requests get only their expected statuses, and memory stays bounded`,
+    test(`${durationSeconds} s of lists, creates, reads and bad requests get only their expected statuses, and memory stays bounded (${store})`,
       { ...options, timeout: 60_000 }, async () => {
         const report = await runSoak({
           store,

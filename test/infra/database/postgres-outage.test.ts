@@ -111,7 +111,7 @@ function ms (value: number): string {
   return `${value.toFixed(0)} ms`
 }
 
-describe('PostgreSQL store outage', requiresPostgres(), () => {
+describe('PostgreSQL store outage (postgres)', requiresPostgres(), () => {
   for (const mode of MODES) {
     test(`When PostgreSQL becomes unreachable (${mode}), then /readyz, listPets and createPet answer 503 within 2 × DATABASE_TIMEOUT_MS, ` +
       'and when it is back, then the app is ready again by itself and no acknowledged write is lost', async (t) => {
@@ -335,7 +335,7 @@ async function untilListening (server: ServerProcess, metricsPort: number, auth:
 /** Rounds of cut and heal per mode against one server process. */
 const ROUNDS = 2
 
-describe('PostgreSQL outage under a real server process', requiresPostgres(), () => {
+describe('PostgreSQL outage under a real server process (postgres)', requiresPostgres(), () => {
   for (const mode of MODES) {
     test(`When PostgreSQL is cut (${mode}) and healed ${ROUNDS} times under a server process, then during each cut it answers 503 with Retry-After, never 401 or 500, ` +
       'after each heal 200 again, and it is the same process throughout, alive and answering, that exits 0 on SIGTERM', async (t) => {
