@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import type { ServerResponse } from 'node:http'
 import { describe, test } from 'node:test'
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
-import type { WebhookEndpointRecord } from '../../src/capabilities/webhooks/store/webhook-store.js'
 import { buildTestApp, createdPet, testStores, type TestApp } from '../helpers/build-app.js'
+import { endpointState, eventually } from '../helpers/webhook-endpoints.js'
 import { webhookReceiver, type Answer } from '../helpers/webhook-receiver.js'
 
 // what a receiver may answer, and what the sender makes of it: real receivers on 127.0.0.1, so the
@@ -17,21 +17,6 @@ const ENDLESS_CAP_BYTES = 64 * 1024 * 1024
 
 async function addEndpoint (api: TestApp, url: string): Promise<number> {
   return (await api.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())).id
-}
-
-async function endpointState (api: TestApp, id: number): Promise<WebhookEndpointRecord> {
-  const endpoint = (await api.app.webhookStore.listWebhookEndpoints()).find((candidate) => candidate.id === id)
-  assert.ok(endpoint !== undefined)
-  return endpoint
-}
-
-/** Waits until `check` holds (the dispatcher works in the background), or fails after `timeoutMs`. */
-async function eventually (check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) assert.fail(`not within ${timeoutMs} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 /** A 200 whose body never ends: `bytes` written (as fast as the reader takes them, up to `cap`), then held open. */

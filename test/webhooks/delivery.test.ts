@@ -6,6 +6,7 @@ import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature
 import { WEBHOOK_USER_AGENT } from '../../src/capabilities/webhooks/webhook-policy.js'
 import { buildTestApp, createdPet, patchPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { followFeed } from '../helpers/events.js'
+import { endpointState, eventually } from '../helpers/webhook-endpoints.js'
 import { webhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js'
 
 // a real receiver on 127.0.0.1, so the private-network and http switches are on; a short schedule
@@ -27,21 +28,6 @@ async function addEndpoint (api: TestApp, url: string, eventTypes: readonly Even
 function verified (secret: string, request: ReceivedWebhook): Event {
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]))
   return new Webhook(secret).verify(request.body, headers) as Event
-}
-
-async function endpointState (api: TestApp, id: number) {
-  const endpoint = (await api.app.webhookStore.listWebhookEndpoints()).find((candidate) => candidate.id === id)
-  assert.ok(endpoint !== undefined)
-  return endpoint
-}
-
-/** Waits until `check` holds (the dispatcher works in the background), or fails after `timeoutMs`. */
-async function eventually (check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) assert.fail(`not within ${timeoutMs} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 for (const store of testStores()) {

@@ -3,10 +3,11 @@ import { createHmac } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import type { WebhookEndpointRecord } from '../../src/capabilities/webhooks/store/webhook-store.js'
-import { buildTestApp, createdPet, testStores, type TestApp } from '../helpers/build-app.js'
+import { buildTestApp, createdPet, testStores } from '../helpers/build-app.js'
 import { manualClock, type ManualClock } from '../helpers/clock.js'
 import { followFeed } from '../helpers/events.js'
 import { childEnv, runCli } from '../helpers/processes.js'
+import { endpointState, eventually } from '../helpers/webhook-endpoints.js'
 import { webhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js'
 
 // an endpoint's life over days, on the app's clock (what the dispatcher reads for "now"), with real
@@ -17,21 +18,6 @@ const DAY_MS = 86_400_000
 // the figures docs/operations.md promises, written out: a test that read the constants would follow them anywhere
 const DISABLED_AFTER_MS = 3 * DAY_MS
 const ROTATION_OVERLAP_MS = 24 * 3_600_000
-
-async function endpointState (api: TestApp, id: number): Promise<WebhookEndpointRecord> {
-  const endpoint = (await api.app.webhookStore.listWebhookEndpoints()).find((candidate) => candidate.id === id)
-  assert.ok(endpoint !== undefined)
-  return endpoint
-}
-
-/** Waits until `check` holds (the dispatcher works in the background), or fails after `timeoutMs`. */
-async function eventually (check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) assert.fail(`not within ${timeoutMs} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 function moveTo (clock: ManualClock, time: number): void {
   clock.advance(time - clock.now())
