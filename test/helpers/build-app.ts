@@ -7,7 +7,7 @@ import { generateApiKey, hashApiKey } from '../../src/capabilities/keys/api-keys
 import { loadConfig, type Config } from '../../src/infra/config/config.js'
 import type { LogStream } from '../../src/infra/logging/logging.js'
 import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
-import { closeBeforeDrop, freshDatabaseUrl, type StoreKind } from './databases.js'
+import { closeBeforeDrop, freshDatabaseUrl, holdPetLocked, type StoreKind } from './databases.js'
 
 export { testStores, type StoreKind } from './databases.js'
 export { tempDir } from './temp-dir.js'
@@ -84,6 +84,19 @@ export async function patchPet (test: TestApp, petId: number | string, body: unk
     headers: { ...test.auth, 'content-type': 'application/merge-patch+json', ...headers },
     payload: JSON.stringify(body)
   })
+}
+
+/**
+ * PATCHes `body` while another writer holds the pet's row for longer than the store waits (build the app with a
+ * short DATABASE_TIMEOUT_MS): how a test gets the store's own failure, a 503.
+ */
+export async function patchPetWhileLocked (test: TestApp, petId: number, body: unknown): Promise<LightMyRequestResponse> {
+  const release = await holdPetLocked(test.databaseUrl, petId)
+  try {
+    return await patchPet(test, petId, body)
+  } finally {
+    await release()
+  }
 }
 
 /** GET /v1/pets/{petId} with the key. */

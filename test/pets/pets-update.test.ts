@@ -4,8 +4,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { STATUS_TRANSITIONS } from '../../src/capabilities/pets/status-transitions.js'
 import { PET_STATUSES, type Pet, type PetStatus } from '../../src/capabilities/pets/pet-schemas.js'
 import { assertError } from '../helpers/assertions.js'
-import { buildTestApp, createdPet, getPet, patchPet, testStores, type TestApp } from '../helpers/build-app.js'
-import { holdPetLocked } from '../helpers/databases.js'
+import { buildTestApp, createdPet, getPet, patchPet, patchPetWhileLocked, testStores, type TestApp } from '../helpers/build-app.js'
 
 const ALLOWED: Array<[PetStatus, PetStatus]> = [['available', 'pending'], ['pending', 'available'], ['available', 'sold'], ['pending', 'sold']]
 const FORBIDDEN: Array<[PetStatus, PetStatus]> = [['sold', 'available'], ['sold', 'pending']]
@@ -296,13 +295,7 @@ for (const store of testStores()) {
     test('When another writer holds the pet longer than the store waits, then 503 service_unavailable with Retry-After, and nothing changes', async (t) => {
       const api = await buildTestApp(t, { store, env: { DATABASE_TIMEOUT_MS: '300' } })
       const pet = await createdPet(api, { name: 'Rex', categoryId: 3 })
-      const release = await holdPetLocked(api.databaseUrl, pet.id)
-      let res: LightMyRequestResponse
-      try {
-        res = await patchPet(api, pet.id, { status: 'sold' })
-      } finally {
-        await release()
-      }
+      const res = await patchPetWhileLocked(api, pet.id, { status: 'sold' })
 
       assertError(res, 'service_unavailable')
       assert.equal(res.headers['retry-after'], '1')

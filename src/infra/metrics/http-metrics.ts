@@ -27,11 +27,11 @@ export const httpMetrics = fp(async (app) => {
   const metrics = new Metrics()
   app.decorate('metrics', metrics)
 
-  /** The hook of one operation: its series by status (and by method, for a route that takes several). */
-  const countAnswersOf = (operation: string, methods: readonly string[]): CountAnswer => {
+  /** The hook of one operation: its series by status, and by method too where requests of several methods reach it. */
+  const countAnswersOf = (operation: string, severalMethods: boolean): CountAnswer => {
     const byAnswer = new Map<number | string, AnswerSeries>()
     const seriesOf = (method: string, statusCode: number): AnswerSeries => {
-      const key = methods.length === 1 ? statusCode : `${method} ${statusCode}`
+      const key = severalMethods ? `${method} ${statusCode}` : statusCode
       let series = byAnswer.get(key)
       if (series === undefined) {
         const status = String(statusCode)
@@ -49,11 +49,10 @@ export const httpMetrics = fp(async (app) => {
   }
 
   app.addHook('onRoute', (route) => {
-    const methods = [route.method].flat()
-    const hook = countAnswersOf(route.schema?.operationId ?? route.url, methods)
+    const hook = countAnswersOf(route.schema?.operationId ?? route.url, [route.method].flat().length > 1)
     route.onResponse = route.onResponse === undefined ? [hook] : [...[route.onResponse].flat(), hook]
   })
-  const unmatched = countAnswersOf('unmatched', ['*', '**'])
+  const unmatched = countAnswersOf('unmatched', true)
   app.addHook('onResponse', (request, reply, done) => {
     if (request.is404) unmatched(request, reply, done)
     else done()

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildTestApp, createdPet, patchPet, testStores, type TestApp } from '../../helpers/build-app.js'
+import { buildTestApp, createdPet, patchPetWhileLocked, testStores, type TestApp } from '../../helpers/build-app.js'
 import { assertError } from '../../helpers/assertions.js'
-import { holdPetLocked } from '../../helpers/databases.js'
 import { captureLogs, type CapturedLogs } from '../../helpers/log-capture.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -171,15 +170,9 @@ for (const store of testStores()) {
       const logs = captureLogs()
       const api = await buildTestApp(t, { store, logStream: logs.stream, env: { DATABASE_TIMEOUT_MS: '300' } })
       const pet = await createdPet(api, { name: 'Rex', categoryId: 3 })
-      // another writer holds the pet longer than the store waits for it
-      const release = await holdPetLocked(api.databaseUrl, pet.id)
       const before = logs.records().length
-      let res: LightMyRequestResponse
-      try {
-        res = await patchPet(api, pet.id, { status: 'sold' })
-      } finally {
-        await release()
-      }
+      // another writer holds the pet longer than the store waits for it
+      const res = await patchPetWhileLocked(api, pet.id, { status: 'sold' })
 
       assertError(res, 'service_unavailable')
       const id = String(res.headers['x-request-id'])

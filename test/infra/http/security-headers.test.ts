@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { buildTestApp, createdPet, patchPet, postPet, testStores, type TestApp } from '../../helpers/build-app.js'
-import { holdPetLocked } from '../../helpers/databases.js'
+import { buildTestApp, createdPet, patchPetWhileLocked, postPet, testStores, type TestApp } from '../../helpers/build-app.js'
 import { assertError } from '../../helpers/assertions.js'
 
 const APP_ORIGIN = 'https://app.example.com'
@@ -95,13 +94,7 @@ for (const store of testStores()) {
       const api = await buildTestApp(t, { store, env: { DATABASE_TIMEOUT_MS: '300' } })
       const pet = await createdPet(api, { name: 'Rex', categoryId: 3 })
       // another writer holds the pet longer than the store waits for it
-      const release = await holdPetLocked(api.databaseUrl, pet.id)
-      let res: LightMyRequestResponse
-      try {
-        res = await patchPet(api, pet.id, { status: 'sold' })
-      } finally {
-        await release()
-      }
+      const res = await patchPetWhileLocked(api, pet.id, { status: 'sold' })
 
       assertError(res, 'service_unavailable')
       assertSecurityHeaders(res)
