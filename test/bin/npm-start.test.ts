@@ -48,6 +48,9 @@ test('When npm start runs with dist/ current, then it builds nothing; after a ch
   assert.match(current, /dist\/ is newer than src\/ and the build's inputs: not rebuilt/)
   assert.doesNotMatch(current, /> node scripts\/build\.js/)
   assert.equal(await modified(bundle), built, 'npm start rebuilt a current dist/')
+  // the default store it created: the service's user's alone (docs/operations.md#file-modes)
+  assert.equal((await stat(join(dir, 'data'))).mode & 0o777, 0o700)
+  assert.equal((await stat(join(dir, 'data/petstore.db'))).mode & 0o777, 0o600)
 
   const later = new Date(Date.now() + 1000)
   await utimes(join(dir, 'src/bin/server.ts'), later, later)

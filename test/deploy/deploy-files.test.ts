@@ -137,7 +137,18 @@ describe('container image (Dockerfile)', () => {
 
     assert.equal(stages.length, 2, 'multi-stage: a build stage and a runtime stage')
     assert.match(dockerfile, /^ARG NODE_IMAGE=node:24\.\d+\.\d+-[a-z]+-slim$/m, 'a Node 24 slim base pinned by version')
+    // and by digest once one is recorded (docs/operations.md#container-image): both stages take it, never a made-up one
+    assert.match(dockerfile, /^ARG NODE_IMAGE_DIGEST=(sha256:[0-9a-f]{64})?$/m)
+    assert.equal(dockerfile.match(/^FROM \$\{NODE_IMAGE\}\$\{NODE_IMAGE_DIGEST:\+@\}\$\{NODE_IMAGE_DIGEST\}( AS build)?$/gm)?.length, 2, 'both stages on the pinned base')
     assert.match(stages[0]!, /npm run release -- /)
+    // the build stage compiles better-sqlite3 where no prebuilt binary fits; the manifests and npm ci come before the sources
+    assert.match(stages[0]!, /apt-get install -y --no-install-recommends (?=.*\bpython3\b)(?=.*\bmake\b)(?=.*\bg\+\+).*$/m)
+    const build = stages[0]!.split('\n')
+    const npmCi = build.findIndex((line) => /^RUN npm ci\b/.test(line))
+    const sources = build.indexOf('COPY . .')
+    assert.ok(npmCi > 0 && sources > npmCi, 'npm ci runs before COPY . .: a change to the sources alone reuses the installed dependencies')
+    assert.deepEqual(build.slice(0, npmCi).filter((line) => line.startsWith('COPY ')), ['COPY package.json package-lock.json ./', 'COPY clients/typescript/package.json clients/typescript/'])
+    assert.match(runtime, /chmod 700 \/var\/lib\/petstore/, 'the data directory is the service user\'s alone (docs/operations.md#file-modes)')
     assert.match(runtime, /^COPY --from=build \/release /m)
     assert.match(runtime, /^USER (?!root|0\b)\w+/m)
     assert.match(runtime, /^EXPOSE 8080$/m)
