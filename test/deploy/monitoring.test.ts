@@ -73,7 +73,8 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
 
   test('When a live instance has answered probes, documents and API calls, then the latency alert and panels leave out exactly the probes\' and documents\' operations, and known counters read 0 before any increment', async (t) => {
     const metricsPort = await freePort()
-    const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), METRICS_PORT: String(metricsPort), PETSTORE_API_KEYS: strongApiKey() })
+    const readKey = strongApiKey()
+    const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), METRICS_PORT: String(metricsPort), PETSTORE_API_KEYS: strongApiKey(), PETSTORE_READ_API_KEYS: readKey })
     const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     const labelsOf = (text: string): Set<string> => new Set([...text.matchAll(/^petstore_http_requests_total\{operation="([^"]+)"/gm)].map((match) => match[1]!))
     const counters = await scrape()
@@ -81,6 +82,8 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
     const probesAndDocuments = labelsOf(await scrape())
     for (const path of ['/v1/pets', '/v1/pets/1', '/v1/categories']) await (await fetch(`${server.baseUrl}${path}`)).arrayBuffer()
     const api = [...labelsOf(await scrape())].filter((label) => !probesAndDocuments.has(label) && label !== 'unmatched')
+    await (await fetch(`${server.baseUrl}/v1/pets`, { headers: { authorization: `Bearer ${readKey}` } })).arrayBuffer()
+    const afterReadKey = (await scrape()).split('\n')
     await server.stop()
 
     assert.ok(api.length >= 2, `too few API operations answered: ${api.join(', ')}`)
@@ -98,6 +101,9 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
       'petstore_pet_transitions_total{from="pending",to="available"} 0', 'petstore_pet_transitions_total{from="pending",to="sold"} 0']) {
       assert.ok(counters.split('\n').includes(series), `${series} is not exported before its first increment`)
     }
+    // a read key's refusals, from its first request (a read), for every operation that writes
+    const refusable = afterReadKey.filter((line) => /^petstore_insufficient_scope_total\{.*role="read"\} 0$/.test(line)).map((line) => /operation="([^"]+)"/.exec(line)![1]!)
+    for (const operation of ['createPet', 'updatePet']) assert.ok(refusable.includes(operation), `no insufficient_scope series at 0 for ${operation}: ${refusable.join(', ')}`)
   })
 
   test('When a live instance is scraped, then every metric the alert rules and the dashboard name is one it exports', async (t) => {
