@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { readdir, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { Database } from '../../src/infra/database/sqlite/driver.js'
@@ -87,6 +87,47 @@ describe('backup and restore (sqlite)', () => {
     assert.equal(result.code, 1)
     assert.match(result.stderr, /nothing was changed/)
     assert.deepEqual((await readdir(dir)).filter((name) => name.includes('before-restore') || name.includes('restoring')), [])
+  })
+})
+
+/** The permission bits of `path`, as `0o600`. */
+async function modeOf (path: string): Promise<string> {
+  return `0o${((await stat(path)).mode & 0o777).toString(8)}`
+}
+
+describe('file modes of the SQLite store (sqlite)', () => {
+  test('When a server starts on a new DATA_DIR, a backup is taken and restored, then the directories are 0700 and the database, its WAL, the backup and the restored file 0600', async (t) => {
+    const dir = await tempDir(t)
+    const data = join(dir, 'data')
+    const env = { DATA_DIR: data, PETSTORE_API_KEYS: strongApiKey() }
+    const cliEnv = childEnv({ DATA_DIR: data, LOG_LEVEL: 'silent' })
+    const servers = serverProcesses(t)
+    const server = await servers.start(env)
+
+    const backupFile = join(dir, 'backups', 'petstore-backup.db')
+    const backup = await runCli(['backup', backupFile], cliEnv)
+
+    assert.equal(backup.code, 0, backup.stderr)
+    assert.deepEqual((await readdir(data)).sort(), ['petstore.db', 'petstore.db-shm', 'petstore.db-wal'])
+    const modes = Object.fromEntries(await Promise.all([data, join(dir, 'backups'), ...(await readdir(data)).map((name) => join(data, name)), backupFile]
+      .map(async (path) => [path.slice(dir.length + 1), await modeOf(path)])))
+    assert.deepEqual(modes, {
+      data: '0o700',
+      backups: '0o700',
+      'data/petstore.db': '0o600',
+      'data/petstore.db-shm': '0o600',
+      'data/petstore.db-wal': '0o600',
+      'backups/petstore-backup.db': '0o600'
+    })
+
+    // a backup copied elsewhere with the umask's mode, restored: the database is the service's user's alone again
+    assert.equal((await server.stop()).code, 0)
+    const copied = join(dir, 'copied.db')
+    await copyFile(backupFile, copied)
+    await chmod(copied, 0o644)
+    const restored = await runCli(['restore', copied], cliEnv)
+    assert.equal(restored.code, 0, restored.stderr)
+    assert.equal(await modeOf(join(data, 'petstore.db')), '0o600')
   })
 })
 

@@ -1,8 +1,9 @@
-import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { chmod, copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type BetterSqlite3 from 'better-sqlite3'
 import { Database } from '../../infra/database/sqlite/driver.js'
+import { createPrivateFile, PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../infra/database/sqlite/connection.js'
 
 /** What a backup wrote: the file, its size, and the pets it holds. */
 export interface SqliteBackup {
@@ -44,10 +45,12 @@ export async function backupSqlite (database: string, target: string): Promise<S
   const file = resolve(target)
   if (file === resolve(database)) throw new SqliteBackupError('the backup file must not be the database itself')
   if (!existsSync(database)) throw new SqliteBackupError(`${database} does not exist: nothing to back up`)
-  await mkdir(dirname(file), { recursive: true })
+  await mkdir(dirname(file), { recursive: true, mode: PRIVATE_DIRECTORY_MODE })
   const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}`)
   await rm(partial, { force: true })
   try {
+    // VACUUM INTO writes into an empty file as it finds it: created 0600 here, as the database is
+    createPrivateFile(partial)
     const source = new Database(database, { fileMustExist: true })
     try {
       // a server may hold the write lock for a moment; a reader in WAL mode only waits on a checkpoint
@@ -78,10 +81,12 @@ export async function restoreSqlite (database: string, source: string): Promise<
   if (from === resolve(database)) throw new SqliteBackupError('the backup file must not be the database itself')
   if (!existsSync(from)) throw new SqliteBackupError(`${from} does not exist`)
   checkDatabase(from, from)
-  await mkdir(dirname(database), { recursive: true })
+  await mkdir(dirname(database), { recursive: true, mode: PRIVATE_DIRECTORY_MODE })
   const incoming = join(dirname(database), `.${basename(database)}.restoring-${process.pid}`)
   await copyFile(from, incoming)
   try {
+    // copyFile gives the copy the backup's mode; the database is the service's user's alone
+    await chmod(incoming, PRIVATE_FILE_MODE)
     await fsyncFile(incoming)
     const pets = checkDatabase(incoming, 'the copy of the backup')
     const guard = existsSync(database) ? takeSoleUse(database) : undefined
