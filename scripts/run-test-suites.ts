@@ -82,7 +82,9 @@ export const SLOW_FILES: readonly RegExp[] = [/^test\/reliability\//, /^test\/bi
  */
 export const LONG_FILES: readonly RegExp[] = [
   /^test\/release\/release\.test\.ts$/,
+  /^test\/release\/docker-dependency-layer\.test\.ts$/,
   /^test\/release\/production-install\.test\.ts$/,
+  /^test\/release\/npm-install-lockfile\.test\.ts$/,
   /^test\/bin\/server\.test\.ts$/,
   /^test\/bin\/cli\.test\.ts$/,
   /^test\/webhooks\/webhooks-cli\.test\.ts$/,
