@@ -144,10 +144,12 @@ describe('the served OpenAPI document', () => {
     assert.equal(getPet.operationId, 'getPet')
     assert.equal(getPet.deprecated, true)
     assert.equal(getPet['x-deprecated-sunset'], '2030-12-05')
-    const orders = operation(document, '/store/orders', 'get')
-    assert.equal(orders['x-stability'], 'experimental')
-    assert.equal(orders['x-hideTryItPanel'], true)
-    assert.ok(orders.responses['501'] !== undefined)
+    for (const [path, method, operationId] of [['/store/orders', 'post', 'placeOrder'], ['/store/orders', 'get', 'listOrders'], ['/store/orders/{orderId}', 'get', 'getOrder'],
+      ['/store/orders/{orderId}', 'patch', 'updateOrder'], ['/store/inventory', 'get', 'getInventory']] as const) {
+      const order = operation(document, path, method)
+      assert.equal(order.operationId, operationId)
+      assert.equal(order['x-stability'], 'beta', operationId)
+    }
   })
 
   test('When responses are read, then every error is an Error and the headers are documented', async (t) => {
