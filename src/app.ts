@@ -4,7 +4,7 @@ import { events, eventsRoutes } from './capabilities/events/index.js'
 import { healthRoutes } from './capabilities/health/index.js'
 import { idempotency } from './capabilities/idempotency/index.js'
 import { authenticate, authorize, keys } from './capabilities/keys/index.js'
-import { ordersRoutes } from './capabilities/orders/index.js'
+import { orders, ordersRoutes } from './capabilities/orders/index.js'
 import { pets, petsRoutes } from './capabilities/pets/index.js'
 import { limitPerKey, rateLimits } from './capabilities/rate-limits/index.js'
 import { webhooks } from './capabilities/webhooks/index.js'
@@ -32,7 +32,7 @@ export interface AppOptions {
  * The capabilities, in the order they are registered: each decorates the app with its store and
  * services, which the ones after it may use, and starts its background work on `app.background`.
  */
-const CAPABILITIES = [keys, rateLimits, idempotency, pets, events, webhooks] as const
+const CAPABILITIES = [keys, rateLimits, idempotency, pets, orders, events, webhooks] as const
 
 /** The operations under `/v1`, each capability's routes, behind authentication, the per-key limit and the role check. */
 const V1_ROUTES = [petsRoutes, ordersRoutes, eventsRoutes] as const

@@ -58,7 +58,11 @@ function forEveryOperation (status: number, what: string, headers: (context: Tra
     ['createPet', { method: 'POST', path: '/pets', headers: JSON_BODY, body: REX }],
     ['getPet', { method: 'GET', path: '/pets/1' }],
     ['updatePet', { method: 'PATCH', path: '/pets/1', headers: MERGE_PATCH_BODY, body: '{"name":"Max"}' }],
-    ['listStoreOrders', { method: 'GET', path: '/store/orders' }],
+    ['listOrders', { method: 'GET', path: '/store/orders' }],
+    ['placeOrder', { method: 'POST', path: '/store/orders', headers: JSON_BODY, body: '{"petId":3}' }],
+    ['getOrder', { method: 'GET', path: '/store/orders/1' }],
+    ['updateOrder', { method: 'PATCH', path: '/store/orders/1', headers: MERGE_PATCH_BODY, body: '{"status":"cancelled"}' }],
+    ['getInventory', { method: 'GET', path: '/store/inventory' }],
     ['listEvents', { method: 'GET', path: '/events' }]
   ]
   return requests.map(([operation, exchange], index) => ({
@@ -124,14 +128,39 @@ const TRAFFIC: TrafficCase[] = [
   { operation: 'updatePet', status: 412, what: 'an If-Match that no longer holds', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/1', headers: { ...auth, ...MERGE_PATCH_BODY, 'if-match': '"stale"' }, body: '{"name":"Max"}' }) },
   { operation: 'updatePet', status: 413, what: 'a body over 16 KiB', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: JSON.stringify({ name: 'x'.repeat(20_000) }) }) },
   { operation: 'updatePet', status: 415, what: 'a body that is not JSON', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/1', headers: { ...auth, 'content-type': 'text/plain' }, body: 'Max' }) },
-  { operation: 'listStoreOrders', status: 400, what: 'a query parameter', request: ({ auth }) => ({ method: 'GET', path: '/store/orders?page=2', headers: auth }) },
   {
-    operation: 'listStoreOrders',
-    status: 501,
-    what: 'store orders, not implemented',
-    direct: 'Prism answers an upstream 501 with its own problem (UPSTREAM_NOT_IMPLEMENTED) instead of relaying it',
-    request: ({ auth }) => ({ method: 'GET', path: '/store/orders', headers: auth })
+    operation: 'placeOrder',
+    status: 201,
+    what: 'an order for an available pet, with an Idempotency-Key',
+    before: async ({ api }) => { assert.equal((await api.app.petStore.createPet({ name: 'Kit', categoryId: 3, status: 'available' })).id, 3) },
+    request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: '{"petId":3}' })
   },
+  { operation: 'placeOrder', status: 201, what: 'a replay of it', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: '{"petId":3}' }) },
+  { operation: 'placeOrder', status: 409, what: 'a pet already ordered', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: '{"petId":3}' }) },
+  { operation: 'placeOrder', status: 422, what: 'a pet that does not exist', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: '{"petId":999}' }) },
+  { operation: 'placeOrder', status: 422, what: 'an Idempotency-Key reused with another body', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: '{"petId":2}' }) },
+  { operation: 'placeOrder', status: 400, what: 'an unknown field', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: '{"petId":3,"quantity":2}' }) },
+  { operation: 'placeOrder', status: 403, what: 'a read key', request: ({ readKey }) => ({ method: 'POST', path: '/store/orders', headers: { ...readKey, ...JSON_BODY }, body: '{"petId":3}' }) },
+  { operation: 'placeOrder', status: 413, what: 'a body over 16 KiB', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: JSON.stringify({ petId: 3, pad: 'x'.repeat(20_000) }) }) },
+  { operation: 'placeOrder', status: 415, what: 'a body that is not JSON', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, 'content-type': 'text/plain' }, body: '3' }) },
+  { operation: 'listOrders', status: 200, what: 'the orders of a pet', request: ({ auth }) => ({ method: 'GET', path: '/store/orders?petId=3&status=placed', headers: auth }) },
+  { operation: 'listOrders', status: 400, what: 'a limit out of range', request: ({ auth }) => ({ method: 'GET', path: '/store/orders?limit=0', headers: auth }) },
+  { operation: 'listOrders', status: 400, what: 'a cursor the service did not issue', request: ({ auth }) => ({ method: 'GET', path: '/store/orders?cursor=abc', headers: auth }) },
+  { operation: 'getOrder', status: 200, what: 'an order, with its ETag', request: ({ auth }) => ({ method: 'GET', path: '/store/orders/1', headers: auth }) },
+  { operation: 'getOrder', status: 304, what: 'an order that still matches If-None-Match', request: ({ auth }) => ({ method: 'GET', path: '/store/orders/1', headers: { ...auth, 'if-none-match': '*' } }) },
+  { operation: 'getOrder', status: 400, what: 'an id that is not an integer', request: ({ auth }) => ({ method: 'GET', path: '/store/orders/abc', headers: auth }) },
+  { operation: 'getOrder', status: 404, what: 'an id no order has', request: ({ auth }) => ({ method: 'GET', path: '/store/orders/999', headers: auth }) },
+  { operation: 'updateOrder', status: 403, what: 'a read key', request: ({ readKey }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...readKey, ...MERGE_PATCH_BODY }, body: '{"status":"approved"}' }) },
+  { operation: 'updateOrder', status: 200, what: 'an order approved', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"approved"}' }) },
+  { operation: 'updateOrder', status: 400, what: 'a status outside the enum', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"shipped"}' }) },
+  { operation: 'updateOrder', status: 404, what: 'an id no order has', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/999', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"approved"}' }) },
+  { operation: 'updateOrder', status: 409, what: 'an approved order placed again', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"placed"}' }) },
+  { operation: 'updateOrder', status: 412, what: 'an If-Match that no longer holds', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY, 'if-match': '"stale"' }, body: '{"status":"delivered"}' }) },
+  { operation: 'updateOrder', status: 413, what: 'a body over 16 KiB', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: JSON.stringify({ status: 'x'.repeat(20_000) }) }) },
+  { operation: 'updateOrder', status: 415, what: 'a body that is not JSON', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, 'content-type': 'text/plain' }, body: 'approved' }) },
+  { operation: 'updatePet', status: 409, what: 'the status of a pet with an open order', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/3', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"sold"}' }) },
+  { operation: 'getInventory', status: 200, what: 'the counts by status', request: ({ auth }) => ({ method: 'GET', path: '/store/inventory', headers: auth }) },
+  { operation: 'getInventory', status: 400, what: 'a query parameter', request: ({ auth }) => ({ method: 'GET', path: '/store/inventory?status=sold', headers: auth }) },
   { operation: 'listEvents', status: 200, what: 'every event so far (both types)', request: ({ auth }) => ({ method: 'GET', path: '/events', headers: auth }) },
   { operation: 'listEvents', status: 200, what: 'a filtered page after an id', request: ({ auth }) => ({ method: 'GET', path: '/events?after=1&type=pet.updated&limit=1', headers: auth }) },
   { operation: 'listEvents', status: 200, what: 'an empty page past the newest event', request: ({ auth }) => ({ method: 'GET', path: '/events?after=1000', headers: auth }) },
@@ -159,8 +188,7 @@ const TRAFFIC: TrafficCase[] = [
     while (res.statusCode === 401)
     assert.equal(res.statusCode, 429)
   }),
-  ...forEveryOperation(503, 'the store is down', ({ auth }) => auth, async ({ api }) => { await api.app.database.close() })
-    .filter((trafficCase) => trafficCase.operation !== 'listStoreOrders'),
+  ...forEveryOperation(503, 'the store is down', ({ auth }) => auth, async ({ api }) => { await api.app.database.close() }),
   { operation: 'getReadiness', status: 503, what: 'the readiness probe while the store is down', request: () => ({ method: 'GET', path: '/readyz' }) },
   {
     operation: 'getPet',
@@ -173,8 +201,7 @@ const TRAFFIC: TrafficCase[] = [
 
 /** Documented statuses no request provokes, and why. */
 const NOT_PROVOKED: Record<string, string> = {
-  500: 'a fault of ours: nothing provokes one on purpose (test/errors.test.ts checks its shape)',
-  'listStoreOrders 503': 'it never touches the store: only while the instance shuts down (test/reliability/graceful-shutdown.test.ts)'
+  500: 'a fault of ours: nothing provokes one on purpose (test/errors.test.ts checks its shape)'
 }
 
 // sent with every answer and described once in the document's prose, or HTTP's own framing

@@ -81,7 +81,7 @@ for (const store of testStores()) {
 
       assert.equal(events.length, 30)
       const byId = [...pets].sort((a, b) => a.id - b.id)
-      assert.deepEqual(events.map((event) => event.data.pet), byId)
+      assert.deepEqual(events.map((event) => (event.data as { pet: unknown }).pet), byId)
       assert.ok(events.every((event, i) => i === 0 || event.id > (events[i - 1] as Event).id))
     })
 
@@ -113,7 +113,7 @@ for (const store of testStores()) {
       assert.deepEqual(empty.json(), [])
       assert.equal(nextLinkOf(empty), paged.next)
       const later = await createdPet(api, { name: 'Later', categoryId: 9 })
-      assert.deepEqual((await eventPage(api, paged.next)).events.map((event) => event.data.pet), [later])
+      assert.deepEqual((await eventPage(api, paged.next)).events.map((event) => (event.data as { pet: unknown }).pet), [later])
     })
 
     test('When the store has no event yet, then the feed is an empty page whose next link starts after 0', async (t) => {

@@ -44,7 +44,7 @@ for (const store of testStores()) {
       const feed = (await followFeed(api)).events
       const events = requests.map((request) => verified(secret, request))
       assert.deepEqual(events, feed.slice(1), 'the bodies are the feed\'s events after the endpoint was added, in order')
-      assert.ok(!events.some((event) => event.data.pet.id === before.id), 'an event recorded before the endpoint was added is not sent')
+      assert.ok(!events.some((event) => (event.data as { pet: { id: number } }).pet.id === before.id), 'an event recorded before the endpoint was added is not sent')
       for (const [i, request] of requests.entries()) {
         assert.equal(request.headers['webhook-id'], String(events[i]?.id))
         assert.equal(request.headers['content-type'], 'application/json')

@@ -16,7 +16,7 @@ describe('webhook endpoint rules', () => {
     assert.throws(() => parseEventTypes('pet.deleted'), (error: unknown) => {
       assert.ok(error instanceof WebhookEndpointError)
       assert.equal(error.field, 'events')
-      assert.match(error.message, /--events must be a comma-separated list of pet\.created, pet\.updated; "pet\.deleted" is not an event type/)
+      assert.match(error.message, /--events must be a comma-separated list of pet\.created, pet\.updated, order\.created, order\.updated; "pet\.deleted" is not an event type/)
       return true
     })
     assert.throws(() => parseEventTypes(' , '), (error: unknown) => error instanceof WebhookEndpointError && error.field === 'events')

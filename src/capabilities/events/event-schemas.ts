@@ -1,14 +1,17 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { ORDER_EVENT_SCHEMAS, ORDER_EVENT_TYPES, OrderCreatedEventSchema, OrderUpdatedEventSchema, type OrderCreatedEvent, type OrderUpdatedEvent } from '../orders/index.js'
 import { MAX_EXACT_INTEGER, PET_CREATED_EXAMPLE, PET_EVENT_SCHEMAS, PET_EVENT_TYPES, PET_UPDATED_EXAMPLE, PetCreatedEventSchema, PetUpdatedEventSchema, type PetCreatedEvent, type PetUpdatedEvent } from '../pets/index.js'
 
 /** Every type of event the feed carries, in the order the document lists them. */
-export const EVENT_TYPES = [...PET_EVENT_TYPES] as const
+export const EVENT_TYPES = [...PET_EVENT_TYPES, ...ORDER_EVENT_TYPES] as const
 export type EventType = typeof EVENT_TYPES[number]
 
 /** Each type's own schema: what the feed serializes an event of that type with, and what webhooks document. */
 export const EVENT_SCHEMA_OF_TYPE: Readonly<Record<EventType, TSchema>> = {
   'pet.created': PetCreatedEventSchema,
-  'pet.updated': PetUpdatedEventSchema
+  'pet.updated': PetUpdatedEventSchema,
+  'order.created': OrderCreatedEventSchema,
+  'order.updated': OrderUpdatedEventSchema
 }
 
 /** Default number of events on a feed page. */
@@ -17,17 +20,17 @@ export const EVENT_PAGE_LIMIT_DEFAULT = 20
 export const EVENT_PAGE_LIMIT_MAX = 100
 
 /** Any event of the feed, as a value. */
-export type Event = PetCreatedEvent | PetUpdatedEvent
+export type Event = PetCreatedEvent | PetUpdatedEvent | OrderCreatedEvent | OrderUpdatedEvent
 
 /** One event of the feed: one schema per type, told apart by `type` (OpenAPI's discriminator). */
 export const EventSchema = Type.Unsafe<Event>({
   $id: 'Event',
-  oneOf: [Type.Ref(PetCreatedEventSchema), Type.Ref(PetUpdatedEventSchema)],
+  oneOf: EVENT_TYPES.map((type) => Type.Ref(EVENT_SCHEMA_OF_TYPE[type])),
   discriminator: {
     propertyName: 'type',
-    mapping: { 'pet.created': '#/components/schemas/PetCreatedEvent', 'pet.updated': '#/components/schemas/PetUpdatedEvent' }
+    mapping: Object.fromEntries(EVENT_TYPES.map((type) => [type, `#/components/schemas/${String(EVENT_SCHEMA_OF_TYPE[type].$id)}`]))
   },
-  description: 'A change of the catalogue, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.',
+  description: 'A change of the catalogue or of an order, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.',
   examples: [PET_CREATED_EXAMPLE]
 })
 
@@ -65,4 +68,4 @@ export const ListEventsQuerySchema = Type.Object({
 export type ListEventsQuery = Static<typeof ListEventsQuerySchema>
 
 /** The feed's schemas, in the order they become the document's components: each type's, then the union and the page. */
-export const EVENT_SCHEMAS = [...PET_EVENT_SCHEMAS, EventSchema, EventsSchema] as const
+export const EVENT_SCHEMAS = [...PET_EVENT_SCHEMAS, ...ORDER_EVENT_SCHEMAS, EventSchema, EventsSchema] as const

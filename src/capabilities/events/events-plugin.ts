@@ -18,4 +18,4 @@ export const events = fp(async (app) => {
   app.decorate('eventStore', store)
   for (const schema of EVENT_SCHEMAS) app.addSchema(schema)
   app.decorate('eventRetention', app.background.start(new EventRetention(store, app.clock, app.log, app.config.eventRetentionDays, app.metrics)))
-}, { name: 'petstore-events', dependencies: ['petstore-database', 'petstore-background', 'petstore-pets'] })
+}, { name: 'petstore-events', dependencies: ['petstore-database', 'petstore-background', 'petstore-pets', 'petstore-orders'] })

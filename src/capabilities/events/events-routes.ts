@@ -36,7 +36,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['events'],
       summary: 'Follow the changes of the catalogue (beta)',
       description: `Returns at most \`limit\` events with an id above \`after\`, in id order (${EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}): ` +
-        'every change of a pet records exactly one event, in the same transaction as the change; a request that changes nothing records none. ' +
+        'every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. ' +
         'Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. ' +
         'Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when ' +
         'there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. ' +
@@ -59,7 +59,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           }
         },
         400: errorResponse('`after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`).', undefined, {
-          invalid_request: 'query parameter "type" must be one of "pet.created", "pet.updated"'
+          invalid_request: `query parameter "type" must be one of ${EVENT_TYPES.map((type) => `"${type}"`).join(', ')}`
         }),
         410: errorResponse('Events after `after` (of the `type` asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`.', {
           Link: {

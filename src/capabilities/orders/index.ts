@@ -1,2 +1,13 @@
-/** Store orders: `GET /v1/store/orders`, referred to by the interface but not shown there (501 in v1). */
+/**
+ * Store orders (beta): an order reserves a pet, sells it or frees it, each change with its pet's and
+ * both events in one transaction; and the inventory, the count of pets by status.
+ */
+export { orders } from './orders-plugin.js'
 export { default as ordersRoutes } from './orders-routes.js'
+export { ORDER_STATUSES, type Order, type OrderStatus } from './order-schemas.js'
+export { ORDER_TRANSITIONS, PET_STATUS_OF_ORDER } from './order-transitions.js'
+export {
+  ORDER_CREATED_EXAMPLE, ORDER_EVENT_SCHEMAS, ORDER_EVENT_TYPES, ORDER_UPDATED_EXAMPLE, OrderCreatedEventSchema, OrderUpdatedEventSchema,
+  type OrderCreatedEvent, type OrderUpdatedEvent
+} from './order-event-schemas.js'
+export type { OrderStore } from './store/order-store.js'

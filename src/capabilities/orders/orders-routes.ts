@@ -1,31 +1,195 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../infra/errors/catalogue.js'
-import { commonErrorResponses, errorResponse } from '../../infra/schemas/responses.js'
+import { baseUrlFor } from '../../infra/http/base-url.js'
+import { ifNoneMatchMatches, strongEtag } from '../../infra/http/etag.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
+import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER } from '../../infra/schemas/responses.js'
+import { fingerprintOf, parseIdempotencyKey } from '../idempotency/index.js'
+import { PAGE_LIMIT_DEFAULT } from '../pets/index.js'
+import { GetOrderHeadersSchema, PlaceOrderHeadersSchema } from './order-headers.js'
+import { orderedPetNotFoundMessage, orderNotFoundMessage, petNotAvailableMessage } from './order-messages.js'
+import { InventorySchema, ListOrdersQuerySchema, NewOrderSchema, ORDER_EXAMPLE, OrderIdParamsSchema, OrderSchema, OrdersSchema, type Order } from './order-schemas.js'
+import type { PlaceOrderOutcome } from './order-decisions.js'
+import updateOrder from './update-order-route.js'
 
+/** The answer of a placement that placed nothing: the order's Error. */
+function refusal (petId: bigint | number, outcome: Exclude<PlaceOrderOutcome, { outcome: 'placed' }>): ApiError {
+  return outcome.outcome === 'pet_not_found'
+    ? new ApiError('pet_not_found', orderedPetNotFoundMessage(petId), {}, 422)
+    : new ApiError('pet_not_available', petNotAvailableMessage(petId, outcome.petStatus))
+}
+
+/** `/store/orders` and `/store/inventory` (beta): orders reserve, sell or free a pet; the inventory counts pets by status. */
 const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/store/orders', {
     schema: {
-      operationId: 'listStoreOrders',
+      operationId: 'listOrders',
       tags: ['store'],
-      summary: 'List store orders (not implemented)',
-      description: 'Referred to by the interface, but its parameters, payloads and responses are not shown, ' +
-        'so in v1 it answers 501 `not_implemented` (after authentication, like every operation). ' +
-        'Its interactive test panel is disabled.',
-      'x-stability': 'experimental',
-      'x-hideTryItPanel': true,
+      summary: 'List orders (beta)',
+      description: 'Returns at most `limit` orders in `id` order, optionally only those with `status` and only those of `petId`. ' +
+        'When more match, a `Link: <…>; rel="next"` header points at the next page.',
+      'x-stability': 'beta',
+      querystring: ListOrdersQuerySchema,
       response: {
-        400: errorResponse('A query parameter was sent; this operation takes none (`invalid_request`).', undefined,
-          { invalid_request: 'query parameter "page" is unknown; this operation takes no query parameters' }),
-        501: errorResponse('Store orders are not implemented in v1 (`not_implemented`).'),
+        200: {
+          ...Type.Ref(OrdersSchema),
+          description: 'A page of orders (a bare array).',
+          headers: {
+            Link: {
+              type: 'string',
+              description: 'RFC 8288 link to the next page, present only when more orders match: `<…/v1/store/orders?limit=…&cursor=…>; rel="next"`.',
+              pattern: '^<[^>]+/store/orders\\?[^>]+>; rel="next"$',
+              maxLength: 2000,
+              example: '<https://api.petstore.test/v1/store/orders?limit=20&cursor=eyJhIjoyMH0.c2lnbmF0dXJl>; rel="next"'
+            }
+          }
+        },
+        400: errorResponse('`limit`, `status`, `petId` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`).', undefined, {
+          invalid_request: 'query parameter "limit" must be <= 100',
+          invalid_cursor: 'query parameter "cursor" is not a cursor this service issued'
+        }),
         ...commonErrorResponses()
       }
     }
-  }, async () => {
-    throw new ApiError('not_implemented', 'GET /v1/store/orders is not implemented: the interface does not define store orders yet')
+  }, async (request, reply) => {
+    const { limit = PAGE_LIMIT_DEFAULT, status, petId, cursor } = request.query
+    const petFilter = petId === undefined ? undefined : String(petId)
+    let afterId: number | undefined
+    if (cursor !== undefined) {
+      const position = app.orderCursors.decode(cursor)
+      if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
+      if (position.status !== status || position.petId !== petFilter) {
+        throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with other filters; keep "status" and "petId" as in the link that carried it')
+      }
+      afterId = position.afterId
+    }
+    const page = await app.orderStore.listOrders({ status, petId, afterId, limit })
+    const last = page.orders.at(-1)
+    if (page.hasMore && last !== undefined) {
+      const next = new URLSearchParams({ limit: String(limit) })
+      if (status !== undefined) next.set('status', status)
+      if (petFilter !== undefined) next.set('petId', petFilter)
+      next.set('cursor', app.orderCursors.encode({ afterId: last.id, status, petId: petFilter }))
+      reply.header('link', `<${baseUrlFor(app.config, request.host)}/store/orders?${next.toString()}>; rel="next"`)
+    }
+    return page.orders
   })
 
-  allowOnly(app, '/store/orders', ['GET'])
+  app.post('/store/orders', {
+    schema: {
+      operationId: 'placeOrder',
+      tags: ['store'],
+      summary: 'Order a pet (beta)',
+      description: 'Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and ' +
+        '`order.created` and the pet\'s `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database ' +
+        'enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent.',
+      'x-stability': 'beta',
+      headers: PlaceOrderHeadersSchema,
+      body: Type.Ref(NewOrderSchema),
+      response: {
+        201: {
+          ...Type.Ref(OrderSchema),
+          description: 'Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got).',
+          headers: {
+            Location: { type: 'string', description: 'Path of the new order: `/v1/store/orders/{id}`.', pattern: '^/v1/store/orders/[1-9][0-9]{0,18}$', maxLength: 36, example: '/v1/store/orders/7' },
+            'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was placed.', enum: ['true'], example: 'true' }
+          }
+        },
+        400: errorResponse('The body is missing `petId`, has an invalid value or an unknown field, the `Idempotency-Key` header is malformed, ' +
+          'a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`).', undefined, {
+          invalid_request: 'body: field "petId" is required',
+          malformed_json: 'The request body is not valid JSON: Unexpected end of JSON input'
+        }),
+        409: errorResponse('The pet is not `available` (`pet_not_available`; the message says its status), or a request with the same `Idempotency-Key` ' +
+          'is still being processed (`idempotency_request_in_progress`; retry after `Retry-After` seconds). Nothing changed.', { 'Retry-After': RETRY_AFTER_HEADER },
+        { pet_not_available: petNotAvailableMessage(ORDER_EXAMPLE.petId, 'pending') }),
+        413: errorResponse('The body is larger than the limit (`payload_too_large`).'),
+        415: errorResponse('The body is not `application/json` in UTF-8, or it has a `Content-Encoding` (`unsupported_media_type`).'),
+        422: errorResponse('No pet has `petId` (`pet_not_found`), or the `Idempotency-Key` was already used with a different body (`idempotency_key_reused`).',
+          undefined, { pet_not_found: orderedPetNotFoundMessage(ORDER_EXAMPLE.petId) }, 422),
+        ...commonErrorResponses()
+      }
+    }
+  }, async (request, reply) => {
+    const { petId } = request.body
+    const place = async (completing?: Parameters<typeof app.orderStore.placeOrder>[1]): Promise<Order> => {
+      const outcome = await app.orderStore.placeOrder(petId, completing)
+      if (outcome.outcome !== 'placed') throw refusal(petId, outcome)
+      return outcome.order
+    }
+    const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'])
+    if (idempotencyKey === undefined || request.apiKey === null) {
+      const order = await place()
+      return reply.code(201).header('location', `/v1/store/orders/${order.id}`).send(order)
+    }
+    const { status, created: order, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey,
+      fingerprintOf(['placeOrder', petId]), place)
+    if (replayed) reply.header('idempotent-replayed', 'true')
+    return reply.code(status).header('location', `/v1/store/orders/${order.id}`).send(order)
+  })
+
+  app.get('/store/orders/:orderId', {
+    schema: {
+      operationId: 'getOrder',
+      tags: ['store'],
+      summary: 'Get an order (beta)',
+      description: 'Returns the order with its `ETag`; with `If-None-Match` holding that tag, 304 while it has not changed.',
+      'x-stability': 'beta',
+      params: OrderIdParamsSchema,
+      headers: GetOrderHeadersSchema,
+      response: {
+        200: { ...Type.Ref(OrderSchema), description: 'The order.', headers: { ETag: ETAG_HEADER } },
+        304: { type: 'null', description: 'The order still matches the `If-None-Match` tag; no body.', headers: { ETag: { ...ETAG_HEADER, description: 'The matching entity tag.' } } },
+        400: errorResponse('`orderId` is not a positive integer, or a query parameter was sent (`invalid_request`).', undefined,
+          { invalid_request: 'path parameter "orderId" must be >= 1' }),
+        404: errorResponse('No order has this id (`order_not_found`).', undefined, { order_not_found: orderNotFoundMessage(ORDER_EXAMPLE.id) }),
+        ...commonErrorResponses()
+      }
+    },
+    onSend: (request, reply, payload, done) => {
+      if (reply.statusCode !== 200 || typeof payload !== 'string') {
+        done(null, payload)
+        return
+      }
+      const etag = strongEtag(payload)
+      reply.header('etag', etag)
+      if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
+        done(null, payload)
+        return
+      }
+      // as getPet: a 304 has no body; for HEAD, Fastify measures the 200's payload and sends nothing
+      reply.code(304).removeHeader('content-type')
+      done(null, request.method === 'HEAD' ? payload : null)
+    }
+  }, async (request) => {
+    const order = await app.orderStore.findOrderById(request.params.orderId)
+    if (order === undefined) throw new ApiError('order_not_found', orderNotFoundMessage(request.params.orderId))
+    return order
+  })
+
+  app.get('/store/inventory', {
+    schema: {
+      operationId: 'getInventory',
+      tags: ['store'],
+      summary: 'Count pets by status (beta)',
+      description: 'The number of pets in each status, exact at the moment of the read: counts kept by the database in the transaction of every change of a pet, ' +
+        'so reading them costs the same for ten pets or a million.',
+      'x-stability': 'beta',
+      response: {
+        200: { ...Type.Ref(InventorySchema), description: 'The counts.' },
+        400: errorResponse('A query parameter was sent; this operation takes none (`invalid_request`).', undefined,
+          { invalid_request: 'query parameter "status" is unknown; this operation takes no query parameters' }),
+        ...commonErrorResponses()
+      }
+    }
+  }, async () => await app.petStore.countPetsByStatus())
+
+  await app.register(updateOrder)
+
+  allowOnly(app, '/store/orders', ['GET', 'POST'])
+  allowOnly(app, '/store/orders/:orderId', ['GET', 'PATCH'])
+  allowOnly(app, '/store/inventory', ['GET'])
 }
 
 export default ordersRoutes

@@ -3,7 +3,12 @@ import { EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, type EventType } from '../events/ind
 import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-policy.js'
 
 const SCHEMA_OF = EVENT_SCHEMA_OF_TYPE
-const OPERATION_ID_OF: Record<EventType, string> = { 'pet.created': 'petCreatedWebhook', 'pet.updated': 'petUpdatedWebhook' }
+const OPERATION_ID_OF: Record<EventType, string> = {
+  'pet.created': 'petCreatedWebhook',
+  'pet.updated': 'petUpdatedWebhook',
+  'order.created': 'orderCreatedWebhook',
+  'order.updated': 'orderUpdatedWebhook'
+}
 
 /** The request headers of every webhook (Standard Webhooks), as OpenAPI header parameters. */
 function headerParameters (): unknown[] {

@@ -9,12 +9,16 @@ export const ERRORS = {
   invalid_cursor: { status: 400, message: 'The cursor is not one this service issued for this query.' },
   unauthorized: { status: 401, message: 'A valid API key is required: send "Authorization: Bearer <API key>".' },
   insufficient_scope: { status: 403, message: 'This API key may not call this operation: it needs a key with the write role.' },
-  pet_not_found: { status: 404, message: 'No pet has this id.' },
+  // 422 when the pet is named in a body (placeOrder) rather than in the path
+  pet_not_found: { status: 404, message: 'No pet has this id.', alsoStatuses: [422] },
+  order_not_found: { status: 404, message: 'No order has this id.' },
   not_found: { status: 404, message: 'No such resource.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
   request_timeout: { status: 408, message: 'The request did not arrive in time.' },
   idempotency_request_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry after it finishes.' },
-  invalid_transition: { status: 409, message: 'The pet cannot move from its current status to the one asked for.' },
+  invalid_transition: { status: 409, message: 'The pet or order cannot move from its current status to the one asked for.' },
+  pet_not_available: { status: 409, message: 'The pet is not available, so it cannot be ordered.' },
+  pet_has_open_order: { status: 409, message: 'The pet has an open order, which decides its status.' },
   gone: { status: 410, message: 'This operation has been removed.' },
   events_expired: { status: 410, message: 'Events after this id are no longer retained; resynchronize, then follow the feed from a retained id.' },
   precondition_failed: { status: 412, message: 'If-Match does not match the current ETag of the resource; it was changed since it was read.' },
@@ -26,9 +30,15 @@ export const ERRORS = {
   internal_error: { status: 500, message: 'An unexpected error occurred; it has been logged.' },
   not_implemented: { status: 501, message: 'This operation is not implemented.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry shortly.' }
-} as const satisfies Record<string, { status: number, message: string }>
+} as const satisfies Record<string, { status: number, message: string, alsoStatuses?: readonly number[] }>
 
 export type ErrorCode = keyof typeof ERRORS
+
+/** The statuses an answer with `code` may have: its own, then any other the catalogue allows it. */
+export function statusesOf (code: ErrorCode): readonly number[] {
+  const entry: { status: number, alsoStatuses?: readonly number[] } = ERRORS[code]
+  return [entry.status, ...(entry.alsoStatuses ?? [])]
+}
 
 /** Every code, in catalogue order (the `code` enum of the Error schema). */
 export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[]
@@ -51,11 +61,13 @@ export class ApiError extends Error {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
 
-  constructor (code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
+  /** `status`: one of {@link statusesOf} `code` other than its own, where the catalogue allows one. */
+  constructor (code: ErrorCode, message?: string, headers: Record<string, string> = {}, status?: number) {
     super(boundedMessage(message ?? ERRORS[code].message))
     this.name = 'ApiError'
     this.code = code
-    this.status = ERRORS[code].status
+    if (status !== undefined && !statusesOf(code).includes(status)) throw new Error(`${code} is never a ${status}`)
+    this.status = status ?? ERRORS[code].status
     this.headers = this.status === 503 ? { 'retry-after': String(RETRY_AFTER_SECONDS), ...headers } : headers
   }
 }

@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ERROR_CODES, ERROR_MESSAGE_MAX_LENGTH, ERRORS, type ErrorCode } from '../errors/catalogue.js'
+import { ERROR_CODES, ERROR_MESSAGE_MAX_LENGTH, statusesOf, type ErrorCode } from '../errors/catalogue.js'
 
 export const ErrorSchema = Type.Object({
   code: Type.Unsafe<ErrorCode>({
     type: 'string',
     enum: [...ERROR_CODES],
-    description: 'Machine-readable error code, from a small stable set: ' + ERROR_CODES.map((code) => `\`${code}\` (${ERRORS[code].status})`).join(', ') + '.'
+    description: 'Machine-readable error code, from a small stable set: ' + ERROR_CODES.map((code) => `\`${code}\` (${statusesOf(code).join(' or ')})`).join(', ') + '.'
   }),
   message: Type.String({
     minLength: 1,

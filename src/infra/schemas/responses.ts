@@ -87,8 +87,8 @@ export function codesNamedIn (description: string): ErrorCode[] {
 }
 
 /** An example Error body: the code's own status, and its catalogue message unless a more telling one is given. */
-export function errorExample (code: ErrorCode, message?: string): ErrorBody {
-  return { code, message: message ?? ERRORS[code].message, status: ERRORS[code].status }
+export function errorExample (code: ErrorCode, message?: string, status: number = ERRORS[code].status): ErrorBody {
+  return { code, message: message ?? ERRORS[code].message, status }
 }
 
 /**
@@ -96,8 +96,8 @@ export function errorExample (code: ErrorCode, message?: string): ErrorBody {
  * code the description names in backticks (so the document shows, for each answer, the codes it
  * can carry with their own status); `messages` gives an example a more telling message than the catalogue's.
  */
-export function errorResponse (description: string, headers?: Record<string, HeaderSpec>, messages: Partial<Record<ErrorCode, string>> = {}) {
-  const examples = Object.fromEntries(codesNamedIn(description).map((code) => [code, { summary: code, value: errorExample(code, messages[code]) }]))
+export function errorResponse (description: string, headers?: Record<string, HeaderSpec>, messages: Partial<Record<ErrorCode, string>> = {}, status?: number) {
+  const examples = Object.fromEntries(codesNamedIn(description).map((code) => [code, { summary: code, value: errorExample(code, messages[code], status) }]))
   return { ...Type.Ref(ErrorSchema), description, 'x-examples': examples, ...(headers === undefined ? {} : { headers }) }
 }
 

@@ -31,7 +31,8 @@ for (const store of testStores()) {
       ['PUT', '/v1/pets/1', 'GET, PATCH, HEAD'],
       ['DELETE', '/v1/pets/1', 'GET, PATCH, HEAD'],
       ['POST', '/v1/pets/1', 'GET, PATCH, HEAD'],
-      ['POST', '/v1/store/orders', 'GET, HEAD'],
+      ['DELETE', '/v1/store/orders', 'GET, POST, HEAD'],
+      ['POST', '/v1/store/inventory', 'GET, HEAD'],
       ['OPTIONS', '/v1/pets', 'GET, POST, HEAD'],
       ['TRACE', '/v1/pets', 'GET, POST, HEAD'],
       ['QUERY', '/v1/pets/1', 'GET, PATCH, HEAD']

@@ -269,7 +269,7 @@ for (const store of testStores()) {
   describe(`log levels of refused requests (${store})`, () => {
     // answers any key holder (or anyone) can provoke at will: none may reach the error log or carry a stack
     const provoked: Array<[string, InjectOptions, number]> = [
-      ['501 for store orders', { method: 'GET', url: '/v1/store/orders' }, 501],
+      ['422 for an order of a pet that does not exist', { method: 'POST', url: '/v1/store/orders', headers: { 'content-type': 'application/json' }, payload: '{"petId":999}' }, 422],
       ['400 for an invalid limit', { method: 'GET', url: '/v1/pets?limit=0' }, 400],
       ['400 for an unknown query parameter', { method: 'GET', url: '/v1/pets?status[]=sold' }, 400],
       ['404 for an unknown pet', { method: 'GET', url: '/v1/pets/999' }, 404],

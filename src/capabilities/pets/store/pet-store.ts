@@ -2,6 +2,7 @@ import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import type { PetPrecondition, PetUpdateOutcome } from '../pet-update.js'
 import type { NewPet, Pet, PetPatch, PetStatus } from '../pet-schemas.js'
+import type { PetCounts } from './pet-counts.js'
 
 /** A pet to insert: a NewPet with its status decided (the default applied); the store assigns the id. */
 export type NewPetRecord = Required<NewPet>
@@ -40,6 +41,11 @@ export interface PetStore {
    */
   updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome>
   listPets (query: PetPageQuery): Promise<PetPage>
+  /**
+   * The number of pets in each status, exact as of the read: three rows kept by the database's triggers in
+   * the transaction of every change of pets, never a count over the pets.
+   */
+  countPetsByStatus (): Promise<PetCounts>
   /**
    * A number that changes whenever pets may have been added or changed (by this process or any other), so
    * that list pages read at one version can be reused while it holds; undefined while the store

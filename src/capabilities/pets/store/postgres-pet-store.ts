@@ -13,6 +13,8 @@ import type { NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.
 import { rowToPet, type PetRow } from './rows.js'
 import { insertBatch, type BatchInsert } from './postgres-batch-insert.js'
 import { PETS_CHANGED_CHANNEL, SQL } from './postgres-sql.js'
+import { registerPetsChanged } from './pets-changed.js'
+import { countsOf, type PetCountRow, type PetCounts } from './pet-counts.js'
 
 // a bound on one read of pets by id; a page holds at most 100, a burst of getPets rarely more
 const MAX_PETS_PER_READ = 100
@@ -30,6 +32,8 @@ export class PostgresPetStore implements PetStore {
   constructor (database: PostgresDatabase) {
     this.#database = database
     this.#changes = database.listen(PETS_CHANGED_CHANNEL)
+    // an order's change of a pet, committed by the orders' store of this process (its NOTIFY reaches the others)
+    registerPetsChanged(database, () => { this.#changes.bump() })
   }
 
   async createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet> {
@@ -81,7 +85,11 @@ export class PostgresPetStore implements PetStore {
     try {
       return await this.#database.transaction(async (client) => {
         const { rows } = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [id] })
-        const outcome = decidePetUpdate(rows[0] === undefined ? undefined : rowToPet(rows[0]), patch, precondition)
+        const current = rows[0] === undefined ? undefined : rowToPet(rows[0])
+        const openOrder = patch.status !== undefined && current !== undefined && patch.status !== current.status
+          ? (await client.query({ ...SQL.hasOpenOrder, values: [id] })).rows.length > 0
+          : false
+        const outcome = decidePetUpdate(current, patch, precondition, () => openOrder)
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true
@@ -102,6 +110,10 @@ export class PostgresPetStore implements PetStore {
       ? await this.#database.query<PetRow>(SQL.listPets, [afterId, query.limit + 1])
       : await this.#database.query<PetRow>(SQL.listPetsByStatus, [query.status, afterId, query.limit + 1])
     return { pets: rows.slice(0, query.limit).map(rowToPet), hasMore: rows.length > query.limit }
+  }
+
+  async countPetsByStatus (): Promise<PetCounts> {
+    return countsOf(await this.#database.query<PetCountRow>(SQL.countPets, []))
   }
 
   listVersion (): number | undefined {

@@ -40,6 +40,10 @@ export const SQL = {
       `FROM ordered, (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())) AS notified WHERE id = $4 RETURNING pets.id) ` +
       "INSERT INTO events (type, occurred_at, data) SELECT 'pet.updated', $5, $6::json FROM updated"
   },
+  // by the partial unique index of open orders; the pet's row is locked, and placing an order locks it too
+  hasOpenOrder: { name: 'petstore-pet-has-open-order', text: "SELECT 1 FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved')" },
+  // kept by statement triggers in every transaction that changes pets (migrations/postgres/0006_orders.sql)
+  countPets: { name: 'petstore-count-pets', text: 'SELECT status, pets FROM pet_counts' },
   listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },
   listPetsByStatus: {
     name: 'petstore-list-pets-by-status',

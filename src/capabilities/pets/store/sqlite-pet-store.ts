@@ -11,6 +11,8 @@ import { groupCreates, type PendingCreate } from './pending-create.js'
 import type { NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 import { rowToPet, type PetRow } from './rows.js'
 import { SQL } from './sqlite-sql.js'
+import { registerPetsChanged } from './pets-changed.js'
+import { countsOf, type PetCountRow, type PetCounts } from './pet-counts.js'
 
 type Statements = PreparedStatements<keyof typeof SQL>
 
@@ -29,6 +31,8 @@ export class SqlitePetStore implements PetStore {
   constructor (database: SqliteDatabase) {
     this.#database = database
     this.#db = database.connection
+    // an order's change of a pet, committed by the orders' store on this connection
+    registerPetsChanged(database, () => { this.#listVersion++ })
   }
 
   // prepared on first use, because preparing needs the tables that migrating creates
@@ -101,7 +105,7 @@ export class SqlitePetStore implements PetStore {
     this.#updatePrepared ??= this.#db.transaction((id: Int64, patch: PetPatch, precondition?: PetPrecondition): PetUpdateOutcome => {
       const statements = this.#statements
       const row = statements.findPet.get(id) as PetRow | undefined
-      const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition)
+      const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition, () => statements.hasOpenOrder.get(id) !== undefined)
       if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
         const { pet } = outcome
         statements.updatePet.run(pet.name, pet.categoryId, pet.status, pet.id)
@@ -124,6 +128,10 @@ export class SqlitePetStore implements PetStore {
       const hasMore = rows.length > query.limit
       return { pets: rows.slice(0, query.limit).map(rowToPet), hasMore }
     })
+  }
+
+  async countPetsByStatus (): Promise<PetCounts> {
+    return this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[]))
   }
 
   #run<T>(operation: () => T): T {

@@ -6,7 +6,7 @@ import { COMPLETE_CLAIM_SQL } from '../../idempotency/index.js'
 const EXACT_CATEGORY_ID = `CASE WHEN category_id BETWEEN ${Number.MIN_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER} ` +
   'THEN category_id ELSE CAST(category_id AS TEXT) END AS category_id'
 /** The pets columns every query returns, in the order of PetRow (rows.ts), the category id exactly. */
-const PET_COLUMNS = `id, name, ${EXACT_CATEGORY_ID}, status`
+export const PET_COLUMNS = `id, name, ${EXACT_CATEGORY_ID}, status`
 
 /** The statements of the SQLite pet store, as text. */
 export const SQL = {
@@ -18,5 +18,9 @@ export const SQL = {
   completeIdempotencyKey: COMPLETE_CLAIM_SQL.sqlite,
   listPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
-  dataVersion: 'PRAGMA data_version'
+  dataVersion: 'PRAGMA data_version',
+  // by the partial unique index of open orders: one row at most
+  hasOpenOrder: "SELECT 1 FROM orders WHERE pet_id = ? AND status IN ('placed', 'approved')",
+  // kept by triggers in every transaction that changes pets (migrations/sqlite/0006_orders.sql)
+  countPets: 'SELECT status, pets FROM pet_counts'
 } as const

@@ -1,0 +1,60 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { EVENT_ID_DESCRIPTION, eventIdSchema, occurredAtSchema } from '../../infra/schemas/event-envelope.js'
+import { ORDER_EXAMPLE, orderStatusSchema, OrderSchema, type Order, type OrderStatus } from './order-schemas.js'
+
+/** The types of the events the orders capability records, in the order the document lists them. */
+export const ORDER_EVENT_TYPES = ['order.created', 'order.updated'] as const
+
+export const ORDER_CREATED_EXAMPLE = { id: 43, type: 'order.created', occurredAt: ORDER_EXAMPLE.placedAt, data: { order: ORDER_EXAMPLE } } as const
+export const ORDER_UPDATED_EXAMPLE = {
+  id: 44,
+  type: 'order.updated',
+  occurredAt: '2026-11-25T10:02:00.000Z',
+  data: { order: { ...ORDER_EXAMPLE, status: 'approved' }, previousStatus: ORDER_EXAMPLE.status }
+} as const
+
+export const OrderCreatedEventSchema = Type.Object({
+  id: eventIdSchema({ description: EVENT_ID_DESCRIPTION, examples: [ORDER_CREATED_EXAMPLE.id] }),
+  type: Type.Literal('order.created', { description: 'An order was placed (`placeOrder`).' }),
+  occurredAt: Type.Unsafe<string>(occurredAtSchema),
+  data: Type.Object({
+    order: Type.Ref(OrderSchema)
+  }, { additionalProperties: false, description: 'The order as it was placed.' })
+}, {
+  $id: 'OrderCreatedEvent',
+  additionalProperties: false,
+  description: 'An order was placed. Recorded in the transaction that placed it, beside the `pet.updated` of its pet becoming `pending`.',
+  examples: [ORDER_CREATED_EXAMPLE]
+})
+
+export const OrderUpdatedEventSchema = Type.Object({
+  id: eventIdSchema({ description: EVENT_ID_DESCRIPTION, examples: [ORDER_UPDATED_EXAMPLE.id] }),
+  type: Type.Literal('order.updated', { description: 'An order\'s status changed (`updateOrder`).' }),
+  occurredAt: Type.Unsafe<string>(occurredAtSchema),
+  data: Type.Object({
+    order: Type.Ref(OrderSchema),
+    previousStatus: orderStatusSchema({ description: 'The order\'s status before the change.' })
+  }, { additionalProperties: false, description: 'The order after the change, and its status before it.' })
+}, {
+  $id: 'OrderUpdatedEvent',
+  additionalProperties: false,
+  description: 'An order\'s status changed. Recorded in the transaction of the change, beside the `pet.updated` of its pet when the pet\'s status moved ' +
+    '(`delivered`: sold; `cancelled`: available). A request that changes nothing records none.',
+  examples: [ORDER_UPDATED_EXAMPLE]
+})
+
+export type OrderCreatedEvent = Static<typeof OrderCreatedEventSchema>
+export type OrderUpdatedEvent = Static<typeof OrderUpdatedEventSchema>
+
+/** The `data` of an `order.created` event. */
+export function orderCreatedData (order: Order): { order: Order } {
+  return { order }
+}
+
+/** The `data` of an `order.updated` event. */
+export function orderUpdatedData (order: Order, previousStatus: OrderStatus): { order: Order, previousStatus: OrderStatus } {
+  return { order, previousStatus }
+}
+
+/** The schemas of the orders' events, in the order they become the document's components. */
+export const ORDER_EVENT_SCHEMAS = [OrderCreatedEventSchema, OrderUpdatedEventSchema] as const
