@@ -82,6 +82,8 @@ export class WebhookDispatcher {
   async #serveNext (signal: AbortSignal): Promise<boolean> {
     const { store, clock, log } = this.#options
     if (clock.now() < this.#pausedUntil) return false
+    // a read first: an idle service writes nothing (the claim is an UPDATE, and on SQLite waits for the write lock)
+    if (!await store.hasWebhookWork(new Date(clock.now()))) return false
     const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'))
     if (claim === undefined) return false
     // another slot looks for the next endpoint meanwhile
@@ -117,7 +119,7 @@ export class WebhookDispatcher {
         if (!outcome.delivered) return
       }
     } finally {
-      await store.releaseWebhookEndpoint(claim)
+      await store.releaseWebhookEndpoint(claim, new Date(clock.now()))
     }
   }
 
