@@ -45,8 +45,8 @@ export class WebhookSender {
       connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup(settings) }) },
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
-      // a slow endpoint holds its connections, never more than a few
-      connections: 4
+      // as many as deliveries in flight to one endpoint
+      connections: settings.endpointConcurrency
     })
     return { agent, request: undici.request }
   }

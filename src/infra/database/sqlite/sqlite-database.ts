@@ -17,7 +17,8 @@ export class SqliteDatabase implements DatabaseConnection {
   /** The connection; a store prepares its statements on it once migrated ({@link SqliteDatabase.prepare}). */
   readonly connection: BetterSqlite3.Database
   readonly #closers: Array<() => Promise<void>> = []
-  #settings: PreparedStatements<'insertSetting' | 'findSetting' | 'ping'> | undefined
+  readonly #commitListeners = new Set<() => void>()
+  #settings: PreparedStatements<'insertSetting' | 'findSetting' | 'ping' | 'dataVersion'> | undefined
 
   constructor (location: SqliteLocation) {
     this.description = describeSqlite(location)
@@ -40,12 +41,29 @@ export class SqliteDatabase implements DatabaseConnection {
     }
   }
 
-  get #statements (): PreparedStatements<'insertSetting' | 'findSetting' | 'ping'> {
+  /** Says that this connection committed events: every {@link onCommitted} listener runs at once (in-process; other processes see {@link dataVersion} move). */
+  committed (): void {
+    for (const listener of this.#commitListeners) listener()
+  }
+
+  /** Runs `listener` after each {@link committed}; returns what unsubscribes it. */
+  onCommitted (listener: () => void): () => void {
+    this.#commitListeners.add(listener)
+    return () => { this.#commitListeners.delete(listener) }
+  }
+
+  /** SQLite's `data_version`: moves when another connection (another process) has committed; a read, no lock. */
+  dataVersion (): number {
+    return this.run(() => this.#statements.dataVersion.get() as number)
+  }
+
+  get #statements (): PreparedStatements<'insertSetting' | 'findSetting' | 'ping' | 'dataVersion'> {
     this.#settings ??= this.prepare({
       insertSetting: 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
       findSetting: 'SELECT value FROM settings WHERE name = ?',
-      ping: 'SELECT 1'
-    })
+      ping: 'SELECT 1',
+      dataVersion: 'PRAGMA data_version'
+    }, ['dataVersion'])
     return this.#settings
   }
 
