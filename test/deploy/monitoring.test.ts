@@ -59,7 +59,7 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
   test('When each alert is read, then it has a runbook line in docs/operations.md', async () => {
     const operations = await readFile(join(PROJECT_ROOT, 'docs/operations.md'), 'utf8')
     const alerts = [...(await readFile(ALERTS, 'utf8')).matchAll(/- alert: (\w+)/g)].map((match) => match[1]!)
-    assert.equal(alerts.length, 8)
+    assert.equal(alerts.length, 9)
     for (const alert of alerts) assert.match(operations, new RegExp(`^- \\*\\*${alert}\\*\\*`, 'm'), `no runbook line for ${alert}`)
   })
 
