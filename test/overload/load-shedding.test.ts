@@ -35,14 +35,14 @@ async function shedCount (metricsPort: number): Promise<number> {
 function loadListPets (server: ServerProcess, apiKey: string, concurrency: number): { answers: Answer[], stop: () => Promise<void> } {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
   const answers: Answer[] = []
-  let running = true
+  const state = { running: true }
   const loops = Array.from({ length: concurrency }, async () => {
-    while (running) answers.push(await get(server, '/v1/pets?limit=100', bearer(apiKey), agent))
+    while (state.running) answers.push(await get(server, '/v1/pets?limit=100', bearer(apiKey), agent))
   })
   return {
     answers,
     stop: async () => {
-      running = false
+      state.running = false
       await Promise.all(loops)
       agent.destroy()
     }
