@@ -34,10 +34,10 @@ async function sideRequest (port: number, headers: Record<string, string>): Prom
 
 /** Side requests every {@link SIDE_INTERVAL_MS} until `until` resolves; each awaited. */
 async function sideClient (port: number, headers: Record<string, string>, until: Promise<unknown>): Promise<SideAnswer[]> {
-  let over = false
-  void until.finally(() => { over = true })
+  const state = { over: false }
+  until.finally(() => { state.over = true }).catch(() => {})
   const pending: Array<Promise<SideAnswer>> = []
-  while (!over) {
+  while (!state.over) {
     pending.push(sideRequest(port, headers))
     await sleep(SIDE_INTERVAL_MS)
   }

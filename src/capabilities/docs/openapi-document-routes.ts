@@ -39,9 +39,11 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'This document, as YAML',
       description: 'The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.',
       produces: ['application/yaml'],
-      response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] },
+      response: {
+        200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] },
         // the Error body is JSON, whatever the document's own type
-        503: { description: overloadedResponse().description, headers: overloadedResponse().headers, content: { 'application/json': { schema: overloadedResponse() } } } }
+        503: { description: overloadedResponse().description, headers: overloadedResponse().headers, content: { 'application/json': { schema: overloadedResponse() } } }
+      }
     }
   }, async (_request, reply) => {
     // imported with the module: @fastify/swagger loads the YAML library at start anyway, and the server's
