@@ -42,7 +42,7 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       response: {
         200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] },
         // the Error body is JSON, whatever the document's own type
-        503: { description: overloadedResponse().description, headers: overloadedResponse().headers, content: { 'application/json': { schema: overloadedResponse() } } }
+        503: { description: overloadedResponse().description, headers: overloadedResponse().headers, content: { 'application/json': { schema: overloadedResponse(), examples: overloadedResponse()['x-examples'] } } }
       }
     }
   }, async (_request, reply) => {
