@@ -23,6 +23,7 @@ import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsatu
 import { coldStart } from './scenarios/cold-start.js'
 import { crossInstanceList } from './scenarios/cross-instance-list.js'
 import { inProcessTimings } from './scenarios/in-process-timings.js'
+import { overload } from './scenarios/overload.js'
 import { storeSize } from './scenarios/store-size.js'
 import { tracing } from './scenarios/tracing.js'
 import { workers } from './scenarios/workers.js'
@@ -152,6 +153,8 @@ async function bench (plan: Plan): Promise<Report> {
       report.pairs.push(row)
       report.notes.push(note)
     })
+    // 2,000 connections for 15 s, twice: the full run only
+    if (!plan.quick) await attempt(report, 'overload', async () => { report.notes.push(...await overload(context, store)) })
     await attempt(report, 'tracing', async () => {
       const { rows, note } = await tracing(context, store)
       report.pairs.push(...rows)

@@ -44,6 +44,8 @@ export const SERIAL_FILES: readonly RegExp[] = [
   /^test\/reliability\//,
   // WORKERS=N: a primary and its workers, restarts timed
   /^test\/bin\/cluster\.test\.ts$/,
+  // load shedding: a server driven past its event-loop bound by real load
+  /^test\/overload\//,
   // the /docs page drives Chromium with 10 s timeouts per step
   /^test\/docs\/docs-page\.test\.ts$/
 ]

@@ -201,7 +201,9 @@ const TRAFFIC: TrafficCase[] = [
 
 /** Documented statuses no request provokes, and why. */
 const NOT_PROVOKED: Record<string, string> = {
-  500: 'a fault of ours: nothing provokes one on purpose (test/errors.test.ts checks its shape)'
+  500: 'a fault of ours: nothing provokes one on purpose (test/errors.test.ts checks its shape)',
+  'getOpenApiJson 503': 'only while the instance is overloaded (test/overload/load-shedding.test.ts)',
+  'getOpenApiYaml 503': 'only while the instance is overloaded (test/overload/load-shedding.test.ts)'
 }
 
 // sent with every answer and described once in the document's prose, or HTTP's own framing

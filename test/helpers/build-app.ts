@@ -40,7 +40,9 @@ export interface TestApp {
 /** Builds the real app on its own store (a SQLite file or a PostgreSQL schema); closed when the test ends. */
 export async function buildTestApp (t: TestContext, options: TestAppOptions = {}): Promise<TestApp> {
   const databaseUrl = options.databaseUrl ?? await freshDatabaseUrl(t, options.store ?? 'sqlite')
-  const config = loadConfig({ LOG_LEVEL: options.logStream === undefined ? 'silent' : 'trace', ...options.env, DATABASE_URL: databaseUrl })
+  // shedding off unless a test turns it on: this process's event loop also runs the test's own work
+  // (other apps built, schemas compiled), whose delay would be taken for the app's load
+  const config = loadConfig({ LOG_LEVEL: options.logStream === undefined ? 'silent' : 'trace', OVERLOAD_SHEDDING: 'false', ...options.env, DATABASE_URL: databaseUrl })
   const app = await buildApp({
     config,
     ...(options.clock === undefined ? {} : { clock: options.clock }),

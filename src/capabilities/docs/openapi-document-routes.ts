@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { stringify } from 'yaml'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
 import { stringifyJson } from '../../infra/json/exact-json.js'
+import { overloadedResponse } from '../../infra/schemas/responses.js'
 import { API_VERSION } from './openapi.js'
 
 /** A bound on the document's size, in characters (it is about a tenth of it). */
@@ -24,7 +25,7 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getOpenApiJson',
       summary: 'This document, as JSON',
       description: 'The OpenAPI 3.1 document of this deployment (its servers, limits and settings), without a key.',
-      response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The OpenAPI 3.1 document.', examples: [example] } }
+      response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The OpenAPI 3.1 document.', examples: [example] }, 503: overloadedResponse() }
     }
   }, async (_request, reply) => {
     json ??= stringifyJson(app.swagger())
@@ -38,7 +39,11 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'This document, as YAML',
       description: 'The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.',
       produces: ['application/yaml'],
-      response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] } }
+      response: {
+        200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] },
+        // the Error body is JSON, whatever the document's own type
+        503: { description: overloadedResponse().description, headers: overloadedResponse().headers, content: { 'application/json': { schema: overloadedResponse(), examples: overloadedResponse()['x-examples'] } } }
+      }
     }
   }, async (_request, reply) => {
     // imported with the module: @fastify/swagger loads the YAML library at start anyway, and the server's

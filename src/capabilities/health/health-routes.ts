@@ -14,7 +14,9 @@ function statusSchema (status: string) {
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const common = { tags: ['operations'], security: [], servers: unversionedServers(app.config) }
 
+  // never shed: a liveness probe that failed under load would get a busy instance restarted
   app.get('/healthz', {
+    config: { shed: false },
     schema: {
       ...common,
       operationId: 'getHealth',
@@ -24,18 +26,22 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async () => ({ status: 'ok' }))
 
+  // not shed but answered: while overloaded it says so, and a balancer moves traffic away
   app.get('/readyz', {
+    config: { shed: false },
     schema: {
       ...common,
       operationId: 'getReadiness',
-      summary: 'Readiness: the store answers',
-      description: 'Answers 200 when the store answers and 503 when it does not: for a load balancer\'s health check.',
+      summary: 'Readiness: the store answers and the instance is not overloaded',
+      description: 'Answers 200 when the store answers and the instance is not overloaded, and 503 when either is not so: for a load balancer\'s health check.',
       response: {
         200: { ...statusSchema('ready'), description: 'The store answers: `{"status":"ready"}`.', examples: [{ status: 'ready' }] },
-        503: errorResponse('The store does not answer (`service_unavailable`).', { 'Retry-After': RETRY_AFTER_HEADER })
+        503: errorResponse('The store does not answer (`service_unavailable`), or the instance is overloaded and sheds new requests (`overloaded`); the message says which bound the event loop is past.', { 'Retry-After': RETRY_AFTER_HEADER })
       }
     }
   }, async (request) => {
+    const overload = app.overloadReason()
+    if (overload !== undefined) throw new ApiError('overloaded', `This instance is overloaded and sheds new requests: ${overload}.`)
     try {
       await app.database.ping()
     } catch (error) {

@@ -70,6 +70,18 @@ export interface Config {
   readonly eventRetentionDays: number
   /** How webhooks are delivered (`WEBHOOK_*`). */
   readonly webhooks: WebhookSettings
+  /** When new requests are answered 503 `overloaded` at once (`OVERLOAD_*`). */
+  readonly overload: OverloadSettings
+}
+
+/** Load shedding, from the `OVERLOAD_*` variables (docs/operations.md says why these bounds). */
+export interface OverloadSettings {
+  /** False (`OVERLOAD_SHEDDING=false`): no request is ever shed and `/readyz` ignores the event loop. */
+  readonly shedding: boolean
+  /** Mean event-loop delay over a sample past which the instance sheds (`OVERLOAD_MAX_EVENT_LOOP_DELAY_MS`); 0: not checked. */
+  readonly maxEventLoopDelayMs: number
+  /** Event-loop utilisation over a sample, 0 to 1, past which it sheds (`OVERLOAD_MAX_EVENT_LOOP_UTILIZATION`, in percent); 0: not checked. */
+  readonly maxEventLoopUtilization: number
 }
 
 /** Webhook delivery, from the `WEBHOOK_*` variables. */
@@ -112,6 +124,7 @@ export const CONFIG_VARIABLES = [
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
   'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'WEBHOOK_ALLOW_HTTP', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   'WEBHOOK_ALLOWED_NETWORKS',
+  'OVERLOAD_SHEDDING', 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   'OTEL_SDK_DISABLED', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'
@@ -151,6 +164,8 @@ const DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY = 16
 /** `WEBHOOK_RETRY_SCHEDULE`: retries over about 31 hours, the way the big webhook senders space them. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,30s,2m,10m,1h,6h,24h'
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+/** `OVERLOAD_MAX_EVENT_LOOP_DELAY_MS`: a client waits about this long per turn of the loop (docs/operations.md). */
+export const DEFAULT_OVERLOAD_MAX_EVENT_LOOP_DELAY_MS = 100
 // a retry later than a week would outlive any receiver's interest (and the default event retention's margin)
 const MAX_RETRY_DELAY_MS = 7 * 86_400_000
 
@@ -196,6 +211,11 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
       allowHttp: parseBoolean('WEBHOOK_ALLOW_HTTP', env.WEBHOOK_ALLOW_HTTP),
       allowPrivateNetworks: parseBoolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', env.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
       allowedNetworks: Object.freeze(parseNetworks('WEBHOOK_ALLOWED_NETWORKS', env.WEBHOOK_ALLOWED_NETWORKS))
+    }),
+    overload: Object.freeze({
+      shedding: isUnset(env.OVERLOAD_SHEDDING) || parseBoolean('OVERLOAD_SHEDDING', env.OVERLOAD_SHEDDING),
+      maxEventLoopDelayMs: parseInteger('OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', env.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS, 0, 60_000) ?? DEFAULT_OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+      maxEventLoopUtilization: (parseInteger('OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', env.OVERLOAD_MAX_EVENT_LOOP_UTILIZATION, 0, 100) ?? 0) / 100
     })
   })
 }

@@ -29,7 +29,8 @@ export const ERRORS = {
   headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'An unexpected error occurred; it has been logged.' },
   not_implemented: { status: 501, message: 'This operation is not implemented.' },
-  service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry shortly.' }
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry shortly.' },
+  overloaded: { status: 503, message: 'This instance is overloaded and turned the request away unread; retry after Retry-After seconds.' }
 } as const satisfies Record<string, { status: number, message: string, alsoStatuses?: readonly number[] }>
 
 export type ErrorCode = keyof typeof ERRORS

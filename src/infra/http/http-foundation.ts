@@ -9,6 +9,7 @@ import { answerHeaders } from './answer-headers.js'
 import { acceptJsonBodiesOnly } from './content-types.js'
 import { drainOnClose } from './drain.js'
 import { handleError, notFound } from './error-handler.js'
+import { loadShedding } from './load-shedding.js'
 import { registerCors } from './security.js'
 
 /** A route as registered: what route listings (tests, audits) walk. */
@@ -40,7 +41,7 @@ export interface HttpFoundationOptions {
 
 /**
  * What every answer goes through, before any capability: the request span, the request id and security
- * headers, metrics, CORS, the SIGTERM drain, JSON bodies only, and the Error body for every failure.
+ * headers, metrics, load shedding, CORS, the SIGTERM drain, JSON bodies only, and the Error body for every failure.
  */
 export const httpFoundation = fp<HttpFoundationOptions>(async (app, { config, clock, tracing }) => {
   if (tracing !== undefined) {
@@ -60,6 +61,8 @@ export const httpFoundation = fp<HttpFoundationOptions>(async (app, { config, cl
   // first of all hooks: every answer, even one refused early, names its request; then the Host check
   await app.register(answerHeaders)
   await app.register(httpMetrics)
+  // before CORS, the drain and every capability's hook: a shed request costs as little as it can
+  await app.register(loadShedding, { settings: config.overload })
   await registerCors(app, config.corsOrigins)
   await app.register(drainOnClose)
   app.addSchema(ErrorSchema)

@@ -48,6 +48,12 @@ export class Metrics {
     registers: [this.registry]
   })
 
+  readonly overloadShed = new Counter({
+    name: 'petstore_overload_shed_total',
+    help: 'Requests answered 503 overloaded at once, unread, because the event loop was past its bounds (OVERLOAD_*).',
+    registers: [this.registry]
+  })
+
   readonly deprecatedCalls = new TallyCounter({
     name: 'petstore_deprecated_operation_calls_total',
     help: 'Authenticated calls of deprecated operations, by operation, API key name and role: who still calls them before the sunset.',

@@ -109,6 +109,12 @@ export function commonErrorResponses (headers?: Record<string, HeaderSpec>) {
       '(only requests whose key fails are refused for that); retry after `Retry-After` seconds.',
     { ...headers, 'Retry-After': { type: 'string', description: 'Seconds until the limit\'s window resets.', pattern: SECONDS, maxLength: 6, example: '30' } }),
     500: errorResponse('Unexpected failure (`internal_error`); the message carries no internals.', headers),
-    503: errorResponse('The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds.', { ...headers, 'Retry-After': RETRY_AFTER_HEADER })
+    503: errorResponse('The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded ' +
+      'and turned the request away unread (`overloaded`); retry after `Retry-After` seconds.', { ...headers, 'Retry-After': RETRY_AFTER_HEADER })
   }
+}
+
+/** The 503 of an operation outside `/v1` that is shed while the instance is overloaded (the documents). */
+export function overloadedResponse () {
+  return errorResponse('The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds.', { 'Retry-After': RETRY_AFTER_HEADER })
 }

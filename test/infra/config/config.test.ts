@@ -39,7 +39,8 @@ describe('loadConfig', () => {
       workers: 1,
       tracing: undefined,
       eventRetentionDays: 30,
-      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 8, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] }
+      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 8, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] },
+      overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0 }
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -75,7 +76,10 @@ describe('loadConfig', () => {
       WEBHOOK_CONCURRENCY: '2',
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'TRUE',
-      WEBHOOK_ALLOWED_NETWORKS: ' 10.20.0.0/16, fd00:1::/64 '
+      WEBHOOK_ALLOWED_NETWORKS: ' 10.20.0.0/16, fd00:1::/64 ',
+      OVERLOAD_SHEDDING: 'false',
+      OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '250',
+      OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '95'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -99,7 +103,8 @@ describe('loadConfig', () => {
       workers: 4,
       tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
       eventRetentionDays: 7,
-      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] }
+      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] },
+      overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95 }
     })
   })
 
@@ -119,7 +124,7 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ EVENT_RETENTION_DAYS: '3650' }).eventRetentionDays, 3650)
   })
 
-  test('When a WEBHOOK_ variable is wrong, then the error names it and what it must be', () => {
+  test('When a WEBHOOK_ or OVERLOAD_ variable is wrong, then the error names it and what it must be', () => {
     const cases: Array<[Record<string, string>, string, RegExp]> = [
       [{ WEBHOOK_RETRY_SCHEDULE: '5s,soon' }, 'WEBHOOK_RETRY_SCHEDULE', /got "soon"/],
       [{ WEBHOOK_RETRY_SCHEDULE: '8d' }, 'WEBHOOK_RETRY_SCHEDULE', /1ms to 7d/],
@@ -130,7 +135,10 @@ describe('loadConfig', () => {
       [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', /must be true or false/],
       [{ WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8, 192.168.1.0' }, 'WEBHOOK_ALLOWED_NETWORKS', /CIDR notation .*got "192\.168\.1\.0"/],
       [{ WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/33' }, 'WEBHOOK_ALLOWED_NETWORKS', /got "10\.0\.0\.0\/33"/],
-      [{ WEBHOOK_ALLOWED_NETWORKS: 'intranet/24' }, 'WEBHOOK_ALLOWED_NETWORKS', /got "intranet\/24"/]
+      [{ WEBHOOK_ALLOWED_NETWORKS: 'intranet/24' }, 'WEBHOOK_ALLOWED_NETWORKS', /got "intranet\/24"/],
+      [{ OVERLOAD_SHEDDING: 'off' }, 'OVERLOAD_SHEDDING', /must be true or false/],
+      [{ OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '101' }, 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', /from 0 to 100/],
+      [{ OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0.5' }, 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', /integer/]
     ]
     for (const [env, variable, message] of cases) {
       const error = configError(env)

@@ -36,8 +36,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: the store answers
-         * @description Answers 200 when the store answers and 503 when it does not: for a load balancer's health check.
+         * Readiness: the store answers and the instance is not overloaded
+         * @description Answers 200 when the store answers and the instance is not overloaded, and 503 when either is not so: for a load balancer's health check.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -45,8 +45,8 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * Readiness: the store answers
-         * @description Answers 200 when the store answers and 503 when it does not: for a load balancer's health check.
+         * Readiness: the store answers and the instance is not overloaded
+         * @description Answers 200 when the store answers and the instance is not overloaded, and 503 when either is not so: for a load balancer's health check.
          */
         head: operations["getReadiness-head"];
         patch?: never;
@@ -254,10 +254,10 @@ export interface components {
         /** @description The body of every error answer. */
         Error: {
             /**
-             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503).
+             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503), `overloaded` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
             /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
             message: string;
             /**
@@ -619,7 +619,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The store does not answer (`service_unavailable`). */
+            /** @description The store does not answer (`service_unavailable`), or the instance is overloaded and sheds new requests (`overloaded`); the message says which bound the event loop is past. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -650,7 +650,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The store does not answer (`service_unavailable`). */
+            /** @description The store does not answer (`service_unavailable`), or the instance is overloaded and sheds new requests (`overloaded`); the message says which bound the event loop is past. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -692,6 +692,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "getOpenApiJson-head": {
@@ -706,6 +718,16 @@ export interface operations {
             /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -738,6 +760,18 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "getOpenApiYaml-head": {
@@ -752,6 +786,16 @@ export interface operations {
             /** @description The OpenAPI 3.1 document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -860,7 +904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -1046,7 +1090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -1143,7 +1187,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -1340,7 +1384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
@@ -1523,7 +1567,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description RFC 9745: when this operation was deprecated, as `@<unix time>`. */
@@ -1730,7 +1774,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -1819,7 +1863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -1898,7 +1942,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -2050,7 +2094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -2159,7 +2203,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */

@@ -1,0 +1,89 @@
+import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks'
+import fp from 'fastify-plugin'
+import type { OverloadSettings } from '../config/config.js'
+import { ApiError } from '../errors/catalogue.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** False for a route answered even while the instance is overloaded (the probes). */
+    shed?: boolean
+  }
+  interface FastifyInstance {
+    /** Why the instance is shedding load now (for `/readyz`); undefined when it is not. */
+    overloadReason: () => string | undefined
+  }
+}
+
+/** How often the event loop's delay and utilisation are sampled, in ms: a sample decides until the next one. */
+export const OVERLOAD_SAMPLE_INTERVAL_MS = 500
+// the delay histogram's timer, in ms: its own period is subtracted from the mean
+const DELAY_RESOLUTION_MS = 10
+
+/** The event loop's mean delay and utilisation over the last sample. */
+class EventLoopLoad {
+  delayMs = 0
+  utilization = 0
+  readonly #histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS })
+  #utilization: EventLoopUtilization = performance.eventLoopUtilization()
+  #sampledAt = performance.now()
+  #timer: NodeJS.Timeout | undefined
+
+  /** From now on: what happened before (the synchronous start-up) is no load. */
+  start (): void {
+    this.#histogram.enable()
+    this.#utilization = performance.eventLoopUtilization()
+    this.#sampledAt = performance.now()
+    this.#timer = setInterval(() => { this.#sample() }, OVERLOAD_SAMPLE_INTERVAL_MS).unref()
+  }
+
+  stop (): void {
+    clearInterval(this.#timer)
+    this.#histogram.disable()
+  }
+
+  #sample (): void {
+    const now = performance.now()
+    // a loop blocked the whole sample may have recorded no delay yet: then this timer's own lateness is the delay
+    const late = now - this.#sampledAt - OVERLOAD_SAMPLE_INTERVAL_MS
+    const mean = this.#histogram.count === 0 ? 0 : this.#histogram.mean / 1e6 - DELAY_RESOLUTION_MS
+    this.delayMs = Math.max(0, mean, late)
+    this.#histogram.reset()
+    const utilization = performance.eventLoopUtilization()
+    this.utilization = performance.eventLoopUtilization(utilization, this.#utilization).utilization
+    this.#utilization = utilization
+    this.#sampledAt = now
+  }
+}
+
+/**
+ * Load shedding: while the event loop falls behind (its mean delay or its utilisation over the last
+ * sample past the configured bounds), every new request is answered at once with 503 `overloaded`
+ * and `Retry-After`, before authentication or any store call, and counted in
+ * `petstore_overload_shed_total`; routes configured `shed: false` (the probes) are served as usual.
+ * Sampling starts when the app is ready, so the start-up's synchronous work is not taken for load.
+ */
+export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { settings }) => {
+  const { maxEventLoopDelayMs, maxEventLoopUtilization } = settings
+  if (!settings.shedding || (maxEventLoopDelayMs === 0 && maxEventLoopUtilization === 0)) {
+    app.decorate('overloadReason', () => undefined)
+    return
+  }
+  const load = new EventLoopLoad()
+  const overloaded = (): boolean => (maxEventLoopDelayMs > 0 && load.delayMs > maxEventLoopDelayMs) ||
+    (maxEventLoopUtilization > 0 && load.utilization > maxEventLoopUtilization)
+  app.addHook('onReady', async () => { load.start() })
+  app.addHook('onClose', async () => { load.stop() })
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config.shed === false || !overloaded()) {
+      done()
+      return
+    }
+    app.metrics.overloadShed.inc()
+    done(new ApiError('overloaded'))
+  })
+  app.decorate('overloadReason', () => {
+    if (!overloaded()) return undefined
+    return `event-loop delay ${Math.round(load.delayMs)} ms (bound ${maxEventLoopDelayMs > 0 ? `${maxEventLoopDelayMs} ms` : 'none'}), ` +
+      `utilisation ${Math.round(load.utilization * 100)}% (bound ${maxEventLoopUtilization > 0 ? `${Math.round(maxEventLoopUtilization * 100)}%` : 'none'})`
+  })
+}, { name: 'petstore-load-shedding', dependencies: ['petstore-metrics'] })
