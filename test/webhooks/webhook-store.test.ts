@@ -94,7 +94,7 @@ for (const kind of testStores()) {
 
       assert.equal(await webhooks.scheduleWebhookDeliveries(claimed, 100), 1)
       assert.deepEqual(await deliverAll(webhooks, claimed, now), (await eventIds(events)).slice(1))
-      await webhooks.releaseWebhookEndpoint(claimed, now)
+      await webhooks.releaseWebhookEndpoint(claimed)
       assert.equal(await webhooks.claimWebhookEndpoint(now, LEASE_MS, 'token-b'), undefined, 'nothing is left to do')
     })
 
@@ -107,7 +107,7 @@ for (const kind of testStores()) {
       const first = await claim(webhooks, now, 'token-a')
       const whileHeld = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS - 1), LEASE_MS, 'token-b')
       const afterExpiry = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-b')
-      await webhooks.releaseWebhookEndpoint(afterExpiry ?? first, later(now, LEASE_MS))
+      await webhooks.releaseWebhookEndpoint(afterExpiry ?? first)
       const afterRelease = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-c')
 
       assert.equal(whileHeld, undefined)
@@ -177,11 +177,11 @@ for (const kind of testStores()) {
       assert.ok(due !== undefined)
       await webhooks.recordWebhookAttempt(first, due.eventId, { delivered: false, error: 'HTTP 503', retryAt: later(now, 1_000), disable: false }, now)
       await webhooks.recordWebhookAttempt(first, due.eventId, { delivered: false, error: 'HTTP 503', retryAt: later(now, 2_000), disable: false }, later(now, 1_000))
-      await webhooks.releaseWebhookEndpoint(first, later(now, 1_000))
+      await webhooks.releaseWebhookEndpoint(first)
 
       const failing = await claim(webhooks, later(now, 2_000))
       await deliverAll(webhooks, failing, later(now, 2_000))
-      await webhooks.releaseWebhookEndpoint(failing, later(now, 2_000))
+      await webhooks.releaseWebhookEndpoint(failing)
       await createPet(store, 'b')
       const recovered = await claim(webhooks, later(now, 3_000))
 
@@ -204,7 +204,7 @@ for (const kind of testStores()) {
       assert.ok(due !== undefined)
 
       await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: false, error: 'HTTP 410', retryAt: later(now, 1_000), disable: true }, now)
-      await webhooks.releaseWebhookEndpoint(claimed, now)
+      await webhooks.releaseWebhookEndpoint(claimed)
       const whileDisabled = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b')
       const disabledAt = (await webhooks.listWebhookEndpoints())[0]?.disabledAt
       const enabled = await webhooks.enableWebhookEndpoint(id)
@@ -227,7 +227,7 @@ for (const kind of testStores()) {
 
       const rotated = await webhooks.rotateWebhookSecret(id, 'whsec_bmV3LXNlY3JldA==', until, now)
       const during = await claim(webhooks, now)
-      await webhooks.releaseWebhookEndpoint(during, now)
+      await webhooks.releaseWebhookEndpoint(during)
       const after = await claim(webhooks, until)
 
       assert.equal(rotated, true)
@@ -249,7 +249,7 @@ for (const kind of testStores()) {
       await webhooks.rotateWebhookSecret(id, third, at(70), at(10))
       const secretsAt = async (minutes: number): Promise<string[]> => {
         const claimed = await claim(webhooks, at(minutes))
-        await webhooks.releaseWebhookEndpoint(claimed, at(minutes))
+        await webhooks.releaseWebhookEndpoint(claimed)
         return claimed.secrets
       }
 
@@ -335,7 +335,7 @@ for (const kind of testStores()) {
       const dueToStale = await webhooks.nextDueWebhookDelivery(stale, takeover, LEASE_MS)
       await webhooks.recordWebhookAttempt(stale, due.eventId, { delivered: true }, takeover)
       await webhooks.recordWebhookAttempt(stale, due.eventId, { delivered: false, error: 'HTTP 500', retryAt: undefined, disable: true }, takeover)
-      await webhooks.releaseWebhookEndpoint(stale, takeover)
+      await webhooks.releaseWebhookEndpoint(stale)
 
       assert.equal(scheduledByStale, 0)
       assert.equal(dueToStale, undefined)

@@ -14,21 +14,17 @@ export interface WebhookDeliveryOptions {
   clock: Clock
   log: FastifyBaseLogger
   metrics: Metrics
-  /** Calls its argument as soon as events are committed; returns what stops that. Subscribed once the dispatcher runs. */
-  watchEvents: (wake: () => void) => () => void
 }
 
 /**
  * Webhook delivery on this instance, started once an endpoint is enabled: until then each poll is one
  * read (no lock, no write), and neither the dispatcher nor the sender is loaded. An endpoint added later
- * (by the CLI, in another process) is found at the next poll. Once started, each committed event wakes
- * the dispatcher at once; its poll is the fallback.
+ * (by the CLI, in another process) is found at the next poll.
  */
 export class WebhookDelivery implements BackgroundWork {
   readonly #options: WebhookDeliveryOptions
   readonly #watch: BackgroundLoop
   #dispatcher: WebhookDispatcher | undefined
-  #unwatch: (() => void) | undefined
   #stopped = false
 
   constructor (options: WebhookDeliveryOptions) {
@@ -58,7 +54,6 @@ export class WebhookDelivery implements BackgroundWork {
   /** Stops looking, then stops the dispatcher (its attempts in flight given their grace) when it was started. */
   async stop (): Promise<void> {
     this.#stopped = true
-    this.#unwatch?.()
     await this.#watch.stop()
     await this.#dispatcher?.stop()
   }
@@ -69,8 +64,6 @@ export class WebhookDelivery implements BackgroundWork {
     const { store, settings, clock, log, metrics } = this.#options
     this.#dispatcher = new WebhookDispatcher({ store, sender: new WebhookSender(settings), settings, clock, log, metrics })
     this.#dispatcher.start()
-    const dispatcher = this.#dispatcher
-    this.#unwatch = this.#options.watchEvents(() => { dispatcher.wake() })
     // from now on the dispatcher polls; this loop's last pass is the one running (stop waits for it, so not awaited here)
     this.#watch.stop().catch(() => {})
   }

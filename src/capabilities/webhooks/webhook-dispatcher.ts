@@ -4,7 +4,7 @@ import { BackgroundLoop, MAX_STOP_GRACE_MS } from '../../infra/background/backgr
 import type { Clock } from '../../infra/runtime/clock.js'
 import type { WebhookSettings } from '../../infra/config/config.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
-import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttempt, WebhookAttemptOutcome, WebhookDeliveryStore } from './store/webhook-store.js'
+import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './store/webhook-store.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
 import { WEBHOOK_POLL_INTERVAL_MS } from './webhook-policy.js'
 
@@ -13,10 +13,7 @@ export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
 /** On stop (SIGTERM), how long attempts in flight get to finish before they are cut off and left to be retried. */
 export const WEBHOOK_STOP_GRACE_MS = MAX_STOP_GRACE_MS
 // events scheduled per claim: a long backlog is scheduled in steps, between attempts
-const SCHEDULE_BATCH = 200
-// batches one claim of an endpoint makes at most before it gives the endpoint back, so that every endpoint
-// with work is served in turn (the claim takes the one served longest ago)
-const BATCHES_PER_TURN = 4
+const SCHEDULE_BATCH = 100
 // after the store failed a look for work: no look (and no log line) for this long, rather than four a second
 const STORE_FAILURE_PAUSE_MS = 5_000
 // up to this much more than each scheduled delay, so retries of many deliveries do not arrive in lockstep
@@ -33,12 +30,10 @@ export interface DispatcherOptions {
 
 /**
  * Delivers webhooks from the queue in the store: every instance runs one, each takes endpoints by a lease
- * (one instance per endpoint at a time), at most `WEBHOOK_CONCURRENCY` endpoints at once: each pass of its
- * loop takes the endpoint served longest ago and sends up to `WEBHOOK_ENDPOINT_CONCURRENCY` due deliveries
- * at once, smallest event ids first, recording each batch's outcomes in one transaction, for a few batches,
- * then gives it back. Endpoints that are not proven (failing, or never delivered) hold at most half the
- * slots, so dead endpoints cannot take every one. A failed attempt is retried on the schedule; the API's
- * requests never wait for a delivery.
+ * (one instance per endpoint at a time, so one endpoint's deliveries go out in event-id order), at most
+ * `WEBHOOK_CONCURRENCY` endpoints at once: each pass of its loop takes one endpoint and serves it. A
+ * failed attempt is retried on the schedule; a slow or dead endpoint holds one slot and nothing else:
+ * the API's requests never wait for a delivery.
  */
 export class WebhookDispatcher {
   readonly #options: DispatcherOptions
@@ -48,14 +43,10 @@ export class WebhookDispatcher {
   readonly #loop: BackgroundLoop
   #stopping = false
   #pausedUntil = 0
-  // slots serving endpoints that are not proven, and the most they may take
-  #unprovenSlots = 0
-  readonly #unprovenBudget: number
 
   constructor (options: DispatcherOptions) {
     this.#options = options
     this.#leaseMs = 2 * options.settings.timeoutMs + 5_000
-    this.#unprovenBudget = Math.max(1, Math.floor(options.settings.concurrency / 2))
     this.#loop = new BackgroundLoop({
       name: 'webhook_delivery',
       intervalMs: WEBHOOK_POLL_INTERVAL_MS,
@@ -91,30 +82,16 @@ export class WebhookDispatcher {
   async #serveNext (signal: AbortSignal): Promise<boolean> {
     const { store, clock, log } = this.#options
     if (clock.now() < this.#pausedUntil) return false
-    // a read first: an idle service writes nothing (the claim is an UPDATE, and on SQLite waits for the write lock)
-    if (!await store.hasWebhookWork(new Date(clock.now()))) return false
-    // a slot for an unproven endpoint is reserved before the claim, so passes claiming at once respect the budget
-    const provenOnly = this.#unprovenSlots >= this.#unprovenBudget
-    if (!provenOnly) this.#unprovenSlots++
-    let holdsUnproven = !provenOnly
+    const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'))
+    if (claim === undefined) return false
+    // another slot looks for the next endpoint meanwhile
+    this.#loop.wake()
     try {
-      const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'), provenOnly)
-      if (claim === undefined) return false
-      if (claim.proven && holdsUnproven) {
-        this.#unprovenSlots--
-        holdsUnproven = false
-      }
-      // another slot looks for the next endpoint meanwhile
-      this.#loop.wake()
-      try {
-        await this.#serve(claim, signal)
-      } catch (error) {
-        log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
-      }
-      return true
-    } finally {
-      if (holdsUnproven) this.#unprovenSlots--
+      await this.#serve(claim, signal)
+    } catch (error) {
+      log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
     }
+    return true
   }
 
   /** After the store failed a look for work: one log line, and no look for a while. */
@@ -125,25 +102,22 @@ export class WebhookDispatcher {
     this.#options.log.warn({ err: error }, `could not look for webhook deliveries; trying again in ${STORE_FAILURE_PAUSE_MS / 1000} s`)
   }
 
-  /** Delivers an endpoint's due deliveries, a batch at a time, until none is due, one fails, its turn is over, or the dispatcher stops. */
+  /** Delivers an endpoint's due deliveries in event-id order until none is due, one fails, or the dispatcher stops. */
   async #serve (claim: ClaimedWebhookEndpoint, signal: AbortSignal): Promise<void> {
-    const { store, clock, settings } = this.#options
+    const { store, clock } = this.#options
     try {
       await store.scheduleWebhookDeliveries(claim, SCHEDULE_BATCH)
-      for (let batch = 0; batch < BATCHES_PER_TURN && !this.#stopping; batch++) {
-        const due = await store.dueWebhookDeliveries(claim, new Date(clock.now()), this.#leaseMs, settings.endpointConcurrency)
-        if (due.length === 0) return
-        const outcomes = await Promise.all(due.map(async (delivery) => await this.#attempt(claim, delivery, signal)))
-        // an attempt cut off by shutdown is no answer of the endpoint: that delivery stays due and is retried
-        const attempts = due.flatMap((delivery, i): WebhookAttempt[] => {
-          const outcome = outcomes[i]
-          return outcome === undefined ? [] : [{ eventId: delivery.eventId, outcome }]
-        })
-        if (attempts.length > 0) await store.recordWebhookAttempts(claim, attempts, new Date(clock.now()))
-        if (attempts.length < due.length || attempts.some(({ outcome }) => !outcome.delivered)) return
+      while (!this.#stopping) {
+        const due = await store.nextDueWebhookDelivery(claim, new Date(clock.now()), this.#leaseMs)
+        if (due === undefined) return
+        const outcome = await this.#attempt(claim, due, signal)
+        // cut off by shutdown: not an answer of the endpoint; the delivery stays due and is retried
+        if (outcome === undefined) return
+        await store.recordWebhookAttempt(claim, due.eventId, outcome, new Date(clock.now()))
+        if (!outcome.delivered) return
       }
     } finally {
-      await store.releaseWebhookEndpoint(claim, new Date(clock.now()))
+      await store.releaseWebhookEndpoint(claim)
     }
   }
 
@@ -182,8 +156,6 @@ export class WebhookDispatcher {
       return { delivered: true }
     }
     const retryAt = this.#retryTime(due.attempts, now)
-    // due then: looked for at that time rather than at the next fallback poll
-    if (retryAt !== undefined) setTimeout(() => { this.#loop.wake() }, retryAt.getTime() - now).unref()
     const disable = claim.failingSince !== null && now - claim.failingSince >= WEBHOOK_DISABLE_AFTER_MS
     const outcome = retryAt === undefined ? 'failed' : 'retrying'
     log[outcome === 'failed' ? 'warn' : 'info']({ ...context, error: result.error, retryAt: retryAt?.toISOString(), disabled: disable, durationMs: now - started },

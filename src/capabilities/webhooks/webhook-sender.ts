@@ -45,8 +45,8 @@ export class WebhookSender {
       connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup(settings) }) },
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
-      // as many as deliveries in flight to one endpoint
-      connections: settings.endpointConcurrency
+      // a slow endpoint holds its connections, never more than a few
+      connections: 4
     })
     return { agent, request: undici.request }
   }

@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import { createWebhookStore } from './store/create-webhook-store.js'
 import type { WebhookStore } from './store/webhook-store.js'
-import { watchRecordedEvents } from './store/watch-recorded-events.js'
 import { WebhookDelivery } from './webhook-delivery.js'
 
 declare module 'fastify' {
@@ -20,8 +19,7 @@ export const webhooks = fp(async (app) => {
   // not traced as store calls: the dispatcher makes a span of each attempt
   const store = app.instrumentStore(createWebhookStore(app.database), { traced: false })
   app.decorate('webhookStore', store)
-  const { config, clock, log, metrics, database } = app
-  const watchEvents = (wake: () => void): () => void => watchRecordedEvents(database, wake)
-  app.background.start(new WebhookDelivery({ store, settings: config.webhooks, clock, log, metrics, watchEvents }))
+  const { config, clock, log, metrics } = app
+  app.background.start(new WebhookDelivery({ store, settings: config.webhooks, clock, log, metrics }))
   metrics.measureOldestUndelivered(async () => await store.oldestUndeliveredEventAt(), () => clock.now())
 }, { name: 'petstore-webhooks', dependencies: ['petstore-database', 'petstore-background', 'petstore-events'] })

@@ -51,10 +51,7 @@ export class SqliteOrderStore implements OrderStore {
   async placeOrder (petId: Int64, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
     this.#place ??= this.#db.transaction<Place>((id, claim) => this.#placeLocked(id, claim))
     const place = this.#place
-    const outcome = this.#database.run(() => place.immediate(petId, completing))
-    // the events just committed wake the webhook dispatcher at once
-    if (outcome.outcome === 'placed') this.#database.committed()
-    return outcome
+    return this.#database.run(() => place.immediate(petId, completing))
   }
 
   #placeLocked (petId: Int64, completing: IdempotencyCompletion | undefined): PlaceOrderOutcome {
@@ -101,9 +98,7 @@ export class SqliteOrderStore implements OrderStore {
   async updateOrder (id: Int64, status: OrderStatus, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
     this.#update ??= this.#db.transaction<Update>((orderId, to, check) => this.#updateLocked(orderId, to, check))
     const update = this.#update
-    const outcome = this.#database.run(() => update.immediate(id, status, precondition))
-    if (outcome.outcome === 'updated') this.#database.committed()
-    return outcome
+    return this.#database.run(() => update.immediate(id, status, precondition))
   }
 
   #updateLocked (id: Int64, status: OrderStatus, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {

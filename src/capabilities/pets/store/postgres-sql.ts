@@ -1,4 +1,3 @@
-import { CHANNELS } from '../../../infra/database/postgres/channels.js'
 import { LOCKS, lockSql } from '../../../infra/database/postgres/locks.js'
 import { COMPLETE_CLAIM_SQL } from '../../idempotency/index.js'
 import { PET_COLUMNS } from './rows.js'
@@ -18,7 +17,7 @@ export const SQL = {
     name: 'petstore-insert-pets',
     text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
       // delivered at commit to every instance listening: their cached list pages are stale
-      `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${CHANNELS.eventsRecorded}', current_schema())), ` +
+      `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())), ` +
       'input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, position)), ' +
       'inserted AS (INSERT INTO pets (name, category_id, status) SELECT input.name, input.category_id, input.status FROM input, ordered, notified ' +
       `ORDER BY input.position RETURNING ${PET_COLUMNS}), ` +
@@ -38,8 +37,7 @@ export const SQL = {
     name: 'petstore-update-pet',
     text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
       'updated AS (UPDATE pets SET name = $1, category_id = $2, status = $3 ' +
-      `FROM ordered, (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${CHANNELS.eventsRecorded}', current_schema())) AS notified ` +
-      'WHERE id = $4 RETURNING pets.id) ' +
+      `FROM ordered, (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())) AS notified WHERE id = $4 RETURNING pets.id) ` +
       "INSERT INTO events (type, occurred_at, data) SELECT 'pet.updated', $5, $6::json FROM updated"
   },
   // by the partial unique index of open orders; the pet's row is locked, and placing an order locks it too

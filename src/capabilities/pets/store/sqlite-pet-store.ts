@@ -25,13 +25,7 @@ export class SqlitePetStore implements PetStore {
   // bumped by this connection's own commits of pets, and when another connection committed anything
   #listVersion = 0
   #dataVersion: number | undefined
-  readonly #creates = groupCreates((items) => {
-    const outcomes = this.#run(() => this.#insertBatch.immediate(items))
-    // their pet.created events are committed: webhook delivery hears it at once
-    this.#database.committed()
-    return outcomes
-  })
-
+  readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
 
   constructor (database: SqliteDatabase) {
@@ -103,9 +97,7 @@ export class SqlitePetStore implements PetStore {
   }
 
   async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
-    const outcome = this.#run(() => this.#update.immediate(id, patch, precondition))
-    if (outcome.outcome === 'updated') this.#database.committed()
-    return outcome
+    return this.#run(() => this.#update.immediate(id, patch, precondition))
   }
 
   // the read, the checks and the write under one write lock (run IMMEDIATE, across processes too); made once

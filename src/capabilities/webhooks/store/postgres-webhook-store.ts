@@ -1,10 +1,10 @@
 import {
-  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, PROVEN_WEBHOOK_ENDPOINT, rowToClaimedWebhookEndpoint,
+  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, rowToClaimedWebhookEndpoint,
   rowToDueWebhookDelivery, rowToWebhookEndpoint, WEBHOOK_ENDPOINT_COLUMNS,
   type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
 } from './webhook-rows.js'
 import type {
-  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttempt, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
+  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
 } from './webhook-store.js'
 import type pg from 'pg'
 import type { Statement } from '../../../infra/database/postgres/locks.js'
@@ -13,11 +13,6 @@ import type { PostgresDatabase } from '../../../infra/database/postgres/postgres
 // Each operation is one statement, so one transaction. Event ids are committed in id order (the changes
 // lock, src/store/postgres/sql.ts): the newest id a statement sees has no smaller one still to commit,
 // so a schedule cursor never skips an event
-// an enabled endpoint nobody holds, with a due delivery or an event not yet scheduled; $1 is now
-const CLAIMABLE = 'w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) AND (' +
-  'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= $1::bigint) ' +
-  'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through))'
-
 const SQL = {
   insertEndpoint: {
     text: 'INSERT INTO webhook_endpoints (name, url, event_types, secret, created_at, scheduled_through) ' +
@@ -34,14 +29,15 @@ const SQL = {
   },
   enableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 RETURNING id' },
   hasEnabledEndpoints: { text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS enabled' },
-  hasWork: { name: 'petstore-has-webhook-work', text: `SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE ${CLAIMABLE}) AS work` },
   // SKIP LOCKED: instances claiming at once each take a different endpoint, none waits. The endpoint whose
-  // lease ended longest ago (or never held; release stamps the time) goes first, so every endpoint with
-  // work is served in turn; the outer WHERE checks the lease again on the row as locked
+  // lease ended longest ago (or never held) goes first, so no endpoint starves; the outer WHERE checks the
+  // lease again on the row as locked
   claimEndpoint: {
     name: 'petstore-claim-webhook-endpoint',
     text: 'UPDATE webhook_endpoints SET lease_token = $3, lease_until = $1::bigint + $2::bigint WHERE id = (' +
-      `SELECT w.id FROM webhook_endpoints w WHERE ${CLAIMABLE} AND (NOT $4::boolean OR ${PROVEN_WEBHOOK_ENDPOINT}) ` +
+      'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) AND (' +
+      'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= $1::bigint) ' +
+      'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through)) ' +
       'ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1 FOR UPDATE SKIP LOCKED) ' +
       `AND (lease_until IS NULL OR lease_until <= $1::bigint) RETURNING ${CLAIMED_WEBHOOK_ENDPOINT_COLUMNS}`
   },
@@ -63,7 +59,7 @@ const SQL = {
     name: 'petstore-next-due-webhook-delivery',
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET lease_until = $3::bigint + $4::bigint WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
       `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM endpoint JOIN webhook_deliveries d ON d.endpoint_id = endpoint.id ` +
-      'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT $5'
+      'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT 1'
   },
   // the delivery is touched only when the endpoint's update found the lease still held
   recordSuccess: {
@@ -80,7 +76,7 @@ const SQL = {
       'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
       'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
-  releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = $3 WHERE id = $1 AND lease_token = $2' },
+  releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = $1 AND lease_token = $2' },
   // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
   oldestUndeliveredEventAt: {
     text: 'SELECT min(at) AS at FROM (' +
@@ -96,10 +92,8 @@ type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unkn
 
 export class PostgresWebhookStore implements WebhookStore {
   readonly #query: RunQuery
-  readonly #database: PostgresDatabase
 
   constructor (database: PostgresDatabase) {
-    this.#database = database
     this.#query = async (statement, values) => await database.query(statement, values)
   }
 
@@ -131,12 +125,8 @@ export class PostgresWebhookStore implements WebhookStore {
     return (await this.#query<{ enabled: boolean }>(SQL.hasEnabledEndpoints, []))[0]?.enabled === true
   }
 
-  async hasWebhookWork (now: Date): Promise<boolean> {
-    return (await this.#query<{ work: boolean }>(SQL.hasWork, [now.getTime()]))[0]?.work === true
-  }
-
-  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, provenOnly = false): Promise<ClaimedWebhookEndpoint | undefined> {
-    const rows = await this.#query<ClaimedWebhookEndpointRow>(SQL.claimEndpoint, [now.getTime(), leaseMs, token, provenOnly])
+  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {
+    const rows = await this.#query<ClaimedWebhookEndpointRow>(SQL.claimEndpoint, [now.getTime(), leaseMs, token])
     return rows[0] === undefined ? undefined : rowToClaimedWebhookEndpoint(rows[0], now)
   }
 
@@ -146,38 +136,21 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
-    return (await this.dueWebhookDeliveries(claim, now, leaseMs, 1))[0]
-  }
-
-  async dueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
-    const rows = await this.#query<DueWebhookDeliveryRow>(SQL.nextDueDelivery, [claim.id, claim.leaseToken, now.getTime(), leaseMs, limit])
-    return rows.map(rowToDueWebhookDelivery)
+    const rows = await this.#query<DueWebhookDeliveryRow>(SQL.nextDueDelivery, [claim.id, claim.leaseToken, now.getTime(), leaseMs])
+    return rows[0] === undefined ? undefined : rowToDueWebhookDelivery(rows[0])
   }
 
   async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
-    await this.recordWebhookAttempts(claim, [{ eventId, outcome }], now)
-  }
-
-  async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: readonly WebhookAttempt[], now: Date): Promise<void> {
-    const valuesOf = ({ eventId, outcome }: WebhookAttempt): [Statement, unknown[]] => outcome.delivered
-      ? [SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId]]
-      : [SQL.recordFailure, [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable]]
-    if (attempts.length === 1) {
-      const [statement, values] = valuesOf(attempts[0] as WebhookAttempt)
-      await this.#query(statement, values)
-      return
+    if (outcome.delivered) {
+      await this.#query(SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId])
+    } else {
+      await this.#query(SQL.recordFailure,
+        [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable])
     }
-    // one transaction, one commit, for the batch
-    await this.#database.transaction(async (client) => {
-      for (const attempt of attempts) {
-        const [statement, values] = valuesOf(attempt)
-        await client.query({ ...statement, values })
-      }
-    })
   }
 
-  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, now: Date): Promise<void> {
-    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken, now.getTime()])
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void> {
+    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken])
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {

@@ -1,19 +1,14 @@
 import type Database from 'better-sqlite3'
 import type { EventType } from '../../events/index.js'
 import {
-  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, PROVEN_WEBHOOK_ENDPOINT, rowToClaimedWebhookEndpoint,
+  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, rowToClaimedWebhookEndpoint,
   rowToDueWebhookDelivery, rowToWebhookEndpoint, splitEventTypes, WEBHOOK_ENDPOINT_COLUMNS,
   type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
 } from './webhook-rows.js'
 import type {
-  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttempt, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
+  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
 } from './webhook-store.js'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
-
-// an enabled endpoint nobody holds, with a due delivery or an event not yet scheduled at `@now`
-const CLAIMABLE = 'w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= @now) AND (' +
-  'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= @now) ' +
-  'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through))'
 
 const SQL = {
   // one statement: the newest event id is read under the write lock that the insert holds
@@ -27,12 +22,12 @@ const SQL = {
     "UNION ALL SELECT json_object('secret', webhook_endpoints.secret, 'until', @until))), secret = @secret WHERE id = @id",
   enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ?',
   hasEnabledEndpoints: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)',
-  hasWork: `SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE ${CLAIMABLE})`,
   // one statement under SQLite's write lock: two instances never take one endpoint. The endpoint whose
-  // lease ended longest ago (or never held: NULL sorts first; release stamps the time) goes first, so
-  // every endpoint with work is served in turn
-  claimEndpoint: 'UPDATE webhook_endpoints SET lease_token = @token, lease_until = @until WHERE id = (' +
-    `SELECT w.id FROM webhook_endpoints w WHERE ${CLAIMABLE} AND (@provenOnly = 0 OR ${PROVEN_WEBHOOK_ENDPOINT}) ` +
+  // lease ended longest ago (or never held: NULL sorts first) goes first, so no endpoint starves
+  claimEndpoint: 'UPDATE webhook_endpoints SET lease_token = ?, lease_until = ? WHERE id = (' +
+    'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= ?) AND (' +
+    'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= ?) ' +
+    'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through)) ' +
     `ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1) RETURNING ${CLAIMED_WEBHOOK_ENDPOINT_COLUMNS}`,
   findLeasedEndpoint: 'SELECT scheduled_through, event_types FROM webhook_endpoints WHERE id = ? AND lease_token = ?',
   eventsAfter: 'SELECT id, type FROM events WHERE id > ? ORDER BY id LIMIT ?',
@@ -42,14 +37,14 @@ const SQL = {
   markScheduled: 'UPDATE webhook_endpoints SET scheduled_through = ? WHERE id = ?',
   renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ?',
   nextDueDelivery: `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id ` +
-    'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT ?',
+    'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT 1',
   recordSuccess: 'UPDATE webhook_endpoints SET last_success_at = ?, failing_since = NULL WHERE id = ? AND lease_token = ?',
   deleteDelivery: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordFailure: 'UPDATE webhook_endpoints SET last_failure_at = ?, last_failure = ?, failing_since = coalesce(failing_since, ?), ' +
     'disabled_at = CASE WHEN ? THEN coalesce(disabled_at, ?) ELSE disabled_at END WHERE id = ? AND lease_token = ?',
   retryDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE endpoint_id = ? AND event_id = ?',
   giveUpDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE endpoint_id = ? AND event_id = ?',
-  releaseEndpoint: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ?',
+  releaseEndpoint: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = ? AND lease_token = ?',
   // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
   oldestUndeliveredEventAt: 'SELECT min(at) FROM (' +
     'SELECT min(e.occurred_at) AS at FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id ' +
@@ -72,7 +67,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt', 'hasEnabledEndpoints', 'hasWork'])
+    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt', 'hasEnabledEndpoints'])
     return this.#prepared
   }
 
@@ -104,14 +99,10 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.#run(() => this.#statements.hasEnabledEndpoints.get() === 1)
   }
 
-  async hasWebhookWork (now: Date): Promise<boolean> {
-    return this.#run(() => this.#statements.hasWork.get({ now: now.getTime() }) === 1)
-  }
-
-  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, provenOnly = false): Promise<ClaimedWebhookEndpoint | undefined> {
+  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {
     const ms = now.getTime()
     return this.#run(() => {
-      const row = this.#statements.claimEndpoint.get({ now: ms, token, until: ms + leaseMs, provenOnly: provenOnly ? 1 : 0 }) as ClaimedWebhookEndpointRow | undefined
+      const row = this.#statements.claimEndpoint.get(token, ms + leaseMs, ms, ms) as ClaimedWebhookEndpointRow | undefined
       return row === undefined ? undefined : rowToClaimedWebhookEndpoint(row, now)
     })
   }
@@ -135,42 +126,33 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
-    return (await this.dueWebhookDeliveries(claim, now, leaseMs, 1))[0]
-  }
-
-  async dueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
-    const due = this.#db.transaction((): DueWebhookDelivery[] => {
+    const next = this.#db.transaction((): DueWebhookDelivery | undefined => {
       const statements = this.#statements
-      if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return []
-      return (statements.nextDueDelivery.all(claim.id, now.getTime(), limit) as DueWebhookDeliveryRow[]).map(rowToDueWebhookDelivery)
+      if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return undefined
+      const row = statements.nextDueDelivery.get(claim.id, now.getTime()) as DueWebhookDeliveryRow | undefined
+      return row === undefined ? undefined : rowToDueWebhookDelivery(row)
     })
-    return this.#run(() => due.immediate())
+    return this.#run(() => next.immediate())
   }
 
   async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
-    await this.recordWebhookAttempts(claim, [{ eventId, outcome }], now)
-  }
-
-  async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: readonly WebhookAttempt[], now: Date): Promise<void> {
     const ms = now.getTime()
     const record = this.#db.transaction((): void => {
       const statements = this.#statements
-      for (const { eventId, outcome } of attempts) {
-        if (outcome.delivered) {
-          // the endpoint's update checks the lease first: a lease taken over is not written through
-          if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
-          continue
-        }
-        if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) continue
-        if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
-        else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
+      if (outcome.delivered) {
+        // the endpoint's update checks the lease first: a lease taken over is not written through
+        if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
+        return
       }
+      if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) return
+      if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
+      else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
     })
     this.#run(() => record.immediate())
   }
 
-  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, now: Date): Promise<void> {
-    this.#run(() => this.#statements.releaseEndpoint.run(now.getTime(), claim.id, claim.leaseToken))
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void> {
+    this.#run(() => this.#statements.releaseEndpoint.run(claim.id, claim.leaseToken))
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {

@@ -37,14 +37,10 @@ export interface ClaimedWebhookEndpointRow {
   retired_secrets: string
   lease_token: string
   failing_since: number | null
-  last_success_at: number | null
 }
 
-/** The condition on the endpoints `w` of a claim limited to proven endpoints (see {@link ClaimedWebhookEndpoint.proven}). */
-export const PROVEN_WEBHOOK_ENDPOINT = 'w.failing_since IS NULL AND w.last_success_at IS NOT NULL'
-
 /** The columns of {@link ClaimedWebhookEndpointRow}. */
-export const CLAIMED_WEBHOOK_ENDPOINT_COLUMNS = 'id, url, event_types, secret, retired_secrets, lease_token, failing_since, last_success_at'
+export const CLAIMED_WEBHOOK_ENDPOINT_COLUMNS = 'id, url, event_types, secret, retired_secrets, lease_token, failing_since'
 
 /** A delivery with its event (LEFT JOINed: the event columns are null when retention deleted it). */
 export type DueWebhookDeliveryRow = { delivery_event_id: number, attempts: number } & { [column in keyof EventRow]: EventRow[column] | null }
@@ -92,8 +88,7 @@ export function rowToClaimedWebhookEndpoint (row: ClaimedWebhookEndpointRow, now
     eventTypes: splitEventTypes(row.event_types),
     secrets,
     leaseToken: row.lease_token,
-    failingSince: row.failing_since,
-    proven: row.failing_since === null && row.last_success_at !== null
+    failingSince: row.failing_since
   }
 }
 

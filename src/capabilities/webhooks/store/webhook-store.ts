@@ -38,8 +38,6 @@ export interface ClaimedWebhookEndpoint {
   leaseToken: string
   /** The first failure since the last success (ms), or null: an endpoint failing for long is disabled. */
   failingSince: number | null
-  /** It has delivered, and is not failing: slots are budgeted apart for endpoints that are not (dead, slow, new). */
-  proven: boolean
 }
 
 /** The oldest delivery of an endpoint that is due, with its event (undefined when retention deleted it). */
@@ -48,12 +46,6 @@ export interface DueWebhookDelivery {
   /** Attempts made so far. */
   attempts: number
   event: Event | undefined
-}
-
-/** One attempt of a batch recorded at once. */
-export interface WebhookAttempt {
-  eventId: number
-  outcome: WebhookAttemptOutcome
 }
 
 /** What one attempt came to. */
@@ -86,25 +78,16 @@ export interface WebhookEndpointStore {
  * instance at once: an endpoint is delivered to by the one instance that holds its lease.
  */
 export interface WebhookDeliveryStore {
-  /** Whether {@link claimWebhookEndpoint} would find an endpoint now: a read, no lock and no write, so an idle service writes nothing. */
-  hasWebhookWork (now: Date): Promise<boolean>
-  /**
-   * Takes the lease of an enabled endpoint with work to do (events to schedule or a due delivery) that nobody holds,
-   * the one served longest ago first; with `provenOnly`, only a {@link ClaimedWebhookEndpoint.proven} one.
-   */
-  claimWebhookEndpoint (now: Date, leaseMs: number, token: string, provenOnly?: boolean): Promise<ClaimedWebhookEndpoint | undefined>
+  /** Takes the lease of an enabled endpoint with work to do (events to schedule or a due delivery) that nobody holds. */
+  claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined>
   /** Creates the deliveries of the events recorded since the endpoint's last schedule that it asked for; returns how many. */
   scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number>
   /** The due delivery with the smallest event id, and renews the lease to `now + leaseMs`. */
   nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined>
-  /** Up to `limit` due deliveries, smallest event ids first, and renews the lease to `now + leaseMs` (none when the lease was lost). */
-  dueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]>
   /** Records an attempt: a delivered one is removed from the queue; a failed one waits for `retryAt`, or is given up. */
   recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void>
-  /** Records several attempts as {@link recordWebhookAttempt} does, in one transaction (one fsync on SQLite). */
-  recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: readonly WebhookAttempt[], now: Date): Promise<void>
-  /** Gives the lease back at `now`, so another instance (or this one) may take the endpoint at once, after every endpoint served longer ago. */
-  releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, now: Date): Promise<void>
+  /** Gives the lease back, so another instance (or this one) may take the endpoint at once. */
+  releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void>
   /** When the oldest event still waiting for a delivery (made or not yet scheduled) occurred; undefined when none waits. */
   oldestUndeliveredEventAt (): Promise<Date | undefined>
 }

@@ -12,7 +12,7 @@ export interface ChangeListenerOptions {
 const RECONNECT_DELAY_MS = 1000
 
 /**
- * A version that moves whenever another instance (or this one) notifies the channel for this schema,
+ * A version that moves whenever another instance (or this one) says pets changed in this schema,
  * heard over one dedicated connection with `LISTEN`. While that connection is down, the version
  * is unknown (undefined), so nothing read under an older one is reused; reconnecting moves it,
  * since anything may have changed meanwhile. It connects on first use.
@@ -25,7 +25,6 @@ export class ChangeListener {
   #closed = false
   #version = 0
   #retry: NodeJS.Timeout | undefined
-  readonly #subscribers = new Set<() => void>()
 
   constructor (options: ChangeListenerOptions) {
     this.#options = options
@@ -38,21 +37,6 @@ export class ChangeListener {
       this.#connect().catch(() => {})
     }
     return this.#listening ? this.#version : undefined
-  }
-
-  /**
-   * Runs `listener` on each notification, and each time listening (re)starts, since anything may have
-   * changed while it was not; connects if not yet. Returns what unsubscribes it.
-   */
-  subscribe (listener: () => void): () => void {
-    this.#subscribers.add(listener)
-    this.version()
-    return () => { this.#subscribers.delete(listener) }
-  }
-
-  #moved (): void {
-    this.#version++
-    for (const listener of this.#subscribers) listener()
   }
 
   /** Moves the version at once: this process changed something itself. */
@@ -79,7 +63,7 @@ export class ChangeListener {
     })
     this.#client = client
     let schema: string | undefined
-    client.on('notification', (message) => { if (message.payload === schema) this.#moved() })
+    client.on('notification', (message) => { if (message.payload === schema) this.#version++ })
     client.on('error', (error) => { this.#lost(client, error) })
     client.on('end', () => { this.#lost(client) })
     try {
@@ -87,8 +71,8 @@ export class ChangeListener {
       schema = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]?.schema
       await client.query(`LISTEN ${this.#options.channel}`)
       if (this.#client !== client) return
+      this.#version++
       this.#listening = true
-      this.#moved()
     } catch (error) {
       this.#lost(client, error instanceof Error ? error : new Error(String(error)))
     }

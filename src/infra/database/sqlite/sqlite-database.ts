@@ -17,8 +17,7 @@ export class SqliteDatabase implements DatabaseConnection {
   /** The connection; a store prepares its statements on it once migrated ({@link SqliteDatabase.prepare}). */
   readonly connection: BetterSqlite3.Database
   readonly #closers: Array<() => Promise<void>> = []
-  readonly #commitListeners = new Set<() => void>()
-  #settings: PreparedStatements<'insertSetting' | 'findSetting' | 'ping' | 'dataVersion'> | undefined
+  #settings: PreparedStatements<'insertSetting' | 'findSetting' | 'ping'> | undefined
 
   constructor (location: SqliteLocation) {
     this.description = describeSqlite(location)
@@ -41,29 +40,12 @@ export class SqliteDatabase implements DatabaseConnection {
     }
   }
 
-  /** Says that this connection committed events: every {@link onCommitted} listener runs at once (in-process; other processes see {@link dataVersion} move). */
-  committed (): void {
-    for (const listener of this.#commitListeners) listener()
-  }
-
-  /** Runs `listener` after each {@link committed}; returns what unsubscribes it. */
-  onCommitted (listener: () => void): () => void {
-    this.#commitListeners.add(listener)
-    return () => { this.#commitListeners.delete(listener) }
-  }
-
-  /** SQLite's `data_version`: moves when another connection (another process) has committed; a read, no lock. */
-  dataVersion (): number {
-    return this.run(() => this.#statements.dataVersion.get() as number)
-  }
-
-  get #statements (): PreparedStatements<'insertSetting' | 'findSetting' | 'ping' | 'dataVersion'> {
+  get #statements (): PreparedStatements<'insertSetting' | 'findSetting' | 'ping'> {
     this.#settings ??= this.prepare({
       insertSetting: 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
       findSetting: 'SELECT value FROM settings WHERE name = ?',
-      ping: 'SELECT 1',
-      dataVersion: 'PRAGMA data_version'
-    }, ['dataVersion'])
+      ping: 'SELECT 1'
+    })
     return this.#settings
   }
 
