@@ -6,7 +6,6 @@ import type { WebhookSettings } from '../../infra/config/config.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
 import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './store/webhook-store.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
-import { WEBHOOK_POLL_INTERVAL_MS } from './webhook-policy.js'
 
 /** An endpoint failing without a single success for this long is disabled. */
 export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
@@ -16,6 +15,10 @@ export const WEBHOOK_STOP_GRACE_MS = MAX_STOP_GRACE_MS
 const SCHEDULE_BATCH = 100
 // after the store failed a look for work: no look (and no log line) for this long, rather than four a second
 const STORE_FAILURE_PAUSE_MS = 5_000
+// one endpoint's turn ends after this many deliveries or this long, whichever first: then the endpoint
+// served longest ago goes next, so every endpoint with work is served in turn whatever their number
+const TURN_DELIVERIES = 100
+const TURN_MS = 1_000
 // up to this much more than each scheduled delay, so retries of many deliveries do not arrive in lockstep
 const JITTER = 0.1
 
@@ -43,13 +46,18 @@ export class WebhookDispatcher {
   readonly #loop: BackgroundLoop
   #stopping = false
   #pausedUntil = 0
+  // slots serving an endpoint that is failing (timing out, say): at most half of them, so dead
+  // endpoints never hold every slot while healthy ones wait
+  #failingServed = 0
+  readonly #failingSlots: number
 
   constructor (options: DispatcherOptions) {
     this.#options = options
     this.#leaseMs = 2 * options.settings.timeoutMs + 5_000
+    this.#failingSlots = Math.max(1, Math.floor(options.settings.concurrency / 2))
     this.#loop = new BackgroundLoop({
       name: 'webhook_delivery',
-      intervalMs: WEBHOOK_POLL_INTERVAL_MS,
+      intervalMs: options.settings.pollIntervalMs,
       concurrency: options.settings.concurrency,
       stopGraceMs: WEBHOOK_STOP_GRACE_MS,
       pass: async (signal) => await this.#serveNext(signal),
@@ -82,14 +90,19 @@ export class WebhookDispatcher {
   async #serveNext (signal: AbortSignal): Promise<boolean> {
     const { store, clock, log } = this.#options
     if (clock.now() < this.#pausedUntil) return false
-    const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'))
+    const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'),
+      this.#failingServed < this.#failingSlots)
     if (claim === undefined) return false
     // another slot looks for the next endpoint meanwhile
     this.#loop.wake()
+    const failing = claim.failingSince !== null
+    if (failing) this.#failingServed++
     try {
       await this.#serve(claim, signal)
     } catch (error) {
       log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
+    } finally {
+      if (failing) this.#failingServed--
     }
     return true
   }
@@ -102,12 +115,13 @@ export class WebhookDispatcher {
     this.#options.log.warn({ err: error }, `could not look for webhook deliveries; trying again in ${STORE_FAILURE_PAUSE_MS / 1000} s`)
   }
 
-  /** Delivers an endpoint's due deliveries in event-id order until none is due, one fails, or the dispatcher stops. */
+  /** Delivers an endpoint's due deliveries in event-id order until none is due, one fails, its turn ends, or the dispatcher stops. */
   async #serve (claim: ClaimedWebhookEndpoint, signal: AbortSignal): Promise<void> {
     const { store, clock } = this.#options
+    const turnEnds = clock.now() + TURN_MS
     try {
       await store.scheduleWebhookDeliveries(claim, SCHEDULE_BATCH)
-      while (!this.#stopping) {
+      for (let served = 0; !this.#stopping && served < TURN_DELIVERIES && clock.now() < turnEnds; served++) {
         const due = await store.nextDueWebhookDelivery(claim, new Date(clock.now()), this.#leaseMs)
         if (due === undefined) return
         const outcome = await this.#attempt(claim, due, signal)
@@ -117,7 +131,7 @@ export class WebhookDispatcher {
         if (!outcome.delivered) return
       }
     } finally {
-      await store.releaseWebhookEndpoint(claim)
+      await store.releaseWebhookEndpoint(claim, new Date(clock.now()))
     }
   }
 

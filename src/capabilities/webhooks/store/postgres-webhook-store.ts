@@ -26,13 +26,23 @@ const SQL = {
   },
   enableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 RETURNING id' },
   hasEnabledEndpoints: { text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS enabled' },
-  // SKIP LOCKED: instances claiming at once each take a different endpoint, none waits. The endpoint whose
-  // lease ended longest ago (or never held) goes first, so no endpoint starves; the outer WHERE checks the
-  // lease again on the row as locked
+  // a read, no lock: an idle instance looks for work without writing. The endpoint whose lease ended
+  // longest ago goes first (never held: NULL sorts first; a release sets it to the time), so each endpoint
+  // with work is served in turn. With $2 false, only endpoints not failing
+  findClaimable: {
+    name: 'petstore-find-claimable-webhook-endpoint',
+    text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) ' +
+      'AND ($2::boolean OR w.failing_since IS NULL) AND (' +
+      'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= $1::bigint) ' +
+      'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through))) AS found'
+  },
+  // SKIP LOCKED: instances claiming at once each take a different endpoint, none waits; the outer WHERE
+  // checks the lease again on the row as locked
   claimEndpoint: {
     name: 'petstore-claim-webhook-endpoint',
     text: 'UPDATE webhook_endpoints SET lease_token = $3, lease_until = $1::bigint + $2::bigint WHERE id = (' +
-      'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) AND (' +
+      'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) ' +
+      'AND ($4::boolean OR w.failing_since IS NULL) AND (' +
       'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= $1::bigint) ' +
       'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through)) ' +
       'ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1 FOR UPDATE SKIP LOCKED) ' +
@@ -73,7 +83,8 @@ const SQL = {
       'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
       'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
-  releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = $1 AND lease_token = $2' },
+  // the lease ends now: the time it was last served, which orders the claims
+  releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = $3 WHERE id = $1 AND lease_token = $2' },
   // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
   oldestUndeliveredEventAt: {
     text: 'SELECT min(at) AS at FROM (' +
@@ -122,8 +133,10 @@ export class PostgresWebhookStore implements WebhookStore {
     return (await this.#query<{ enabled: boolean }>(SQL.hasEnabledEndpoints, []))[0]?.enabled === true
   }
 
-  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {
-    const rows = await this.#query<ClaimedWebhookEndpointRow>(SQL.claimEndpoint, [now.getTime(), leaseMs, token])
+  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined> {
+    const found = await this.#query<{ found: boolean }>(SQL.findClaimable, [now.getTime(), includeFailing])
+    if (found[0]?.found !== true) return undefined
+    const rows = await this.#query<ClaimedWebhookEndpointRow>(SQL.claimEndpoint, [now.getTime(), leaseMs, token, includeFailing])
     return rows[0] === undefined ? undefined : rowToClaimedWebhookEndpoint(rows[0], now)
   }
 
@@ -146,8 +159,8 @@ export class PostgresWebhookStore implements WebhookStore {
     }
   }
 
-  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void> {
-    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken])
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, now: Date): Promise<void> {
+    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken, now.getTime()])
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {
