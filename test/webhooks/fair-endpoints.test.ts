@@ -37,5 +37,21 @@ for (const store of testStores()) {
       const served = receivers.map((receiver) => receiver.received.length)
       assert.ok(served.every((count) => count > 0), `an endpoint was never served while events kept coming: ${served.join(', ')}`)
     })
+
+    test('When an endpoint has several deliveries due, then up to WEBHOOK_ENDPOINT_CONCURRENCY are in flight at once', async (t) => {
+      const receiver = await webhookReceiver(t)
+      receiver.answer(() => ({ status: 204, afterMs: 1_000 }))
+      const setup = await buildTestApp(t, { store, env: ENV })
+      await setup.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url: receiver.url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
+      await setup.app.close()
+      const api = await buildTestApp(t, { store, databaseUrl: setup.databaseUrl, env: { ...ENV, WEBHOOK_ENDPOINT_CONCURRENCY: '4' } })
+      // all recorded before the dispatcher's turn: one instance's creates are grouped in few commits
+      await Promise.all(Array.from({ length: 8 }, async (_, i) => await createdPet(api, { name: `Pet ${i}`, categoryId: 1 })))
+      const requests = await receiver.waitFor(8)
+      // one at a time, each request would come a second (the answer's delay) after the one before
+      const first = requests[0]?.at ?? 0
+      assert.ok(requests.filter((request) => request.at - first < 900).length >= 2, `no two requests in flight at once: ${requests.map((request) => request.at - first).join(', ')} ms`)
+      assert.deepEqual(requests.map((request) => request.headers['webhook-id']).sort(), [...new Set(requests.map((request) => request.headers['webhook-id']))].sort(), 'each event once')
+    })
   })
 }

@@ -37,10 +37,10 @@ async function claim (webhooks: WebhookStore, now: Date, token = 'token-a'): Pro
 async function deliverAll (webhooks: WebhookStore, claimed: ClaimedWebhookEndpoint, now: Date): Promise<number[]> {
   const delivered: number[] = []
   for (;;) {
-    const due = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+    const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
     if (due === undefined) return delivered
     delivered.push(due.eventId)
-    await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: true }, now)
+    await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: true } }], now)
   }
 }
 
@@ -63,7 +63,7 @@ for (const kind of testStores()) {
 
       const claimed = await claim(webhooks, now)
       const scheduled = await webhooks.scheduleWebhookDeliveries(claimed, 100)
-      const first = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+      const first = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
 
       assert.equal(scheduled, 2)
       assert.equal(first?.attempts, 0)
@@ -136,7 +136,7 @@ for (const kind of testStores()) {
       const claimed = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(claimed, 100)
 
-      await webhooks.nextDueWebhookDelivery(claimed, later(now, LEASE_MS - 1), LEASE_MS)
+      await webhooks.nextDueWebhookDeliveries(claimed, later(now, LEASE_MS - 1), LEASE_MS, 1)
 
       assert.equal(await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-b', true), undefined)
       assert.ok(await webhooks.claimWebhookEndpoint(later(now, 2 * LEASE_MS - 1), LEASE_MS, 'token-b', true) !== undefined)
@@ -149,14 +149,14 @@ for (const kind of testStores()) {
       const now = new Date()
       const claimed = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(claimed, 100)
-      const due = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
 
-      await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: false, error: 'HTTP 500', retryAt: later(now, 1_000), disable: false }, now)
-      const beforeRetry = await webhooks.nextDueWebhookDelivery(claimed, later(now, 999), LEASE_MS)
-      const retry = await webhooks.nextDueWebhookDelivery(claimed, later(now, 1_000), LEASE_MS)
-      await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: false, error: 'timed out', retryAt: undefined, disable: false }, later(now, 1_000))
-      const afterGivingUp = await webhooks.nextDueWebhookDelivery(claimed, later(now, 10_000), LEASE_MS)
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 500', retryAt: later(now, 1_000), disable: false } }], now)
+      const beforeRetry = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 999), LEASE_MS, 1))[0]
+      const retry = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 1_000), LEASE_MS, 1))[0]
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'timed out', retryAt: undefined, disable: false } }], later(now, 1_000))
+      const afterGivingUp = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 10_000), LEASE_MS, 1))[0]
 
       assert.equal(beforeRetry, undefined)
       assert.deepEqual({ eventId: retry?.eventId, attempts: retry?.attempts }, { eventId: due.eventId, attempts: 1 })
@@ -173,10 +173,10 @@ for (const kind of testStores()) {
       const now = new Date()
       const first = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(first, 100)
-      const due = await webhooks.nextDueWebhookDelivery(first, now, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(first, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
-      await webhooks.recordWebhookAttempt(first, due.eventId, { delivered: false, error: 'HTTP 503', retryAt: later(now, 1_000), disable: false }, now)
-      await webhooks.recordWebhookAttempt(first, due.eventId, { delivered: false, error: 'HTTP 503', retryAt: later(now, 2_000), disable: false }, later(now, 1_000))
+      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 503', retryAt: later(now, 1_000), disable: false } }], now)
+      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 503', retryAt: later(now, 2_000), disable: false } }], later(now, 1_000))
       await webhooks.releaseWebhookEndpoint(first, now)
 
       const failing = await claim(webhooks, later(now, 2_000))
@@ -200,10 +200,10 @@ for (const kind of testStores()) {
       const now = new Date()
       const claimed = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(claimed, 100)
-      const due = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
 
-      await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: false, error: 'HTTP 410', retryAt: later(now, 1_000), disable: true }, now)
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 410', retryAt: later(now, 1_000), disable: true } }], now)
       await webhooks.releaseWebhookEndpoint(claimed, now)
       const whileDisabled = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b', true)
       const disabledAt = (await webhooks.listWebhookEndpoints())[0]?.disabledAt
@@ -304,11 +304,11 @@ for (const kind of testStores()) {
 
       const scheduledByStale = await webhooks.scheduleWebhookDeliveries(stale, 100)
       await webhooks.scheduleWebhookDeliveries(current, 100)
-      const due = await webhooks.nextDueWebhookDelivery(current, takeover, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(current, takeover, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
-      const dueToStale = await webhooks.nextDueWebhookDelivery(stale, takeover, LEASE_MS)
-      await webhooks.recordWebhookAttempt(stale, due.eventId, { delivered: true }, takeover)
-      await webhooks.recordWebhookAttempt(stale, due.eventId, { delivered: false, error: 'HTTP 500', retryAt: undefined, disable: true }, takeover)
+      const dueToStale = (await webhooks.nextDueWebhookDeliveries(stale, takeover, LEASE_MS, 1))[0]
+      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { delivered: true } }], takeover)
+      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 500', retryAt: undefined, disable: true } }], takeover)
       await webhooks.releaseWebhookEndpoint(stale, now)
 
       assert.equal(scheduledByStale, 0)

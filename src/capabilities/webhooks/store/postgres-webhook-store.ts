@@ -66,7 +66,7 @@ const SQL = {
     name: 'petstore-next-due-webhook-delivery',
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET lease_until = $3::bigint + $4::bigint WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
       `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM endpoint JOIN webhook_deliveries d ON d.endpoint_id = endpoint.id ` +
-      'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT 1'
+      'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT $5'
   },
   // the delivery is touched only when the endpoint's update found the lease still held
   recordSuccess: {
@@ -83,7 +83,7 @@ const SQL = {
       'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
       'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
-  // the lease ends now: the time it was last served, which orders the claims
+  // the lease ends at $3 (now, or when the receiver asked to be left alone until): it also orders the claims
   releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = $3 WHERE id = $1 AND lease_token = $2' },
   // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
   oldestUndeliveredEventAt: {
@@ -100,8 +100,10 @@ type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unkn
 
 export class PostgresWebhookStore implements WebhookStore {
   readonly #query: RunQuery
+  readonly #database: PostgresDatabase
 
   constructor (database: PostgresDatabase) {
+    this.#database = database
     this.#query = async (statement, values) => await database.query(statement, values)
   }
 
@@ -145,22 +147,28 @@ export class PostgresWebhookStore implements WebhookStore {
     return rows[0]?.created ?? 0
   }
 
-  async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
-    const rows = await this.#query<DueWebhookDeliveryRow>(SQL.nextDueDelivery, [claim.id, claim.leaseToken, now.getTime(), leaseMs])
-    return rows[0] === undefined ? undefined : rowToDueWebhookDelivery(rows[0])
+  async nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
+    const rows = await this.#query<DueWebhookDeliveryRow>(SQL.nextDueDelivery, [claim.id, claim.leaseToken, now.getTime(), leaseMs, limit])
+    return rows.map(rowToDueWebhookDelivery)
   }
 
-  async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
-    if (outcome.delivered) {
-      await this.#query(SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId])
-    } else {
-      await this.#query(SQL.recordFailure,
-        [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable])
+  async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
+    const values = attempts.map(({ eventId, outcome }): [Statement, unknown[]] => outcome.delivered
+      ? [SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId]]
+      : [SQL.recordFailure, [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable]])
+    const [only] = values
+    if (values.length === 1 && only !== undefined) {
+      await this.#query(only[0], only[1])
+      return
     }
+    // one transaction (one commit) for the attempts of a batch
+    await this.#database.transaction(async (client) => {
+      for (const [statement, params] of values) await client.query({ ...statement, values: params })
+    })
   }
 
-  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, now: Date): Promise<void> {
-    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken, now.getTime()])
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void> {
+    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken, until.getTime()])
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {

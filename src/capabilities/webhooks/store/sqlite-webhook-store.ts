@@ -38,14 +38,14 @@ const SQL = {
   markScheduled: 'UPDATE webhook_endpoints SET scheduled_through = ? WHERE id = ?',
   renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ?',
   nextDueDelivery: `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id ` +
-    'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT 1',
+    'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT ?',
   recordSuccess: 'UPDATE webhook_endpoints SET last_success_at = ?, failing_since = NULL WHERE id = ? AND lease_token = ?',
   deleteDelivery: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordFailure: 'UPDATE webhook_endpoints SET last_failure_at = ?, last_failure = ?, failing_since = coalesce(failing_since, ?), ' +
     'disabled_at = CASE WHEN ? THEN coalesce(disabled_at, ?) ELSE disabled_at END WHERE id = ? AND lease_token = ?',
   retryDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE endpoint_id = ? AND event_id = ?',
   giveUpDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE endpoint_id = ? AND event_id = ?',
-  // the lease ends now: the time it was last served, which orders the claims
+  // the lease ends at ? (now, or when the receiver asked to be left alone until): it also orders the claims
   releaseEndpoint: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ?',
   // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
   oldestUndeliveredEventAt: 'SELECT min(at) FROM (' +
@@ -129,34 +129,36 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.#run(() => schedule.immediate())
   }
 
-  async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
-    const next = this.#db.transaction((): DueWebhookDelivery | undefined => {
+  async nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
+    const next = this.#db.transaction((): DueWebhookDelivery[] => {
       const statements = this.#statements
-      if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return undefined
-      const row = statements.nextDueDelivery.get(claim.id, now.getTime()) as DueWebhookDeliveryRow | undefined
-      return row === undefined ? undefined : rowToDueWebhookDelivery(row)
+      if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return []
+      return (statements.nextDueDelivery.all(claim.id, now.getTime(), limit) as DueWebhookDeliveryRow[]).map(rowToDueWebhookDelivery)
     })
     return this.#run(() => next.immediate())
   }
 
-  async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
+  async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
     const ms = now.getTime()
+    // one transaction (one fsync) for the attempts of a batch
     const record = this.#db.transaction((): void => {
       const statements = this.#statements
-      if (outcome.delivered) {
-        // the endpoint's update checks the lease first: a lease taken over is not written through
-        if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
-        return
+      for (const { eventId, outcome } of attempts) {
+        if (outcome.delivered) {
+          // the endpoint's update checks the lease first: a lease taken over is not written through
+          if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
+          continue
+        }
+        if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) continue
+        if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
+        else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
       }
-      if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) return
-      if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
-      else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
     })
     this.#run(() => record.immediate())
   }
 
-  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, now: Date): Promise<void> {
-    this.#run(() => this.#statements.releaseEndpoint.run(now.getTime(), claim.id, claim.leaseToken))
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void> {
+    this.#run(() => this.#statements.releaseEndpoint.run(until.getTime(), claim.id, claim.leaseToken))
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {

@@ -82,12 +82,15 @@ export interface WebhookDeliveryStore {
   claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined>
   /** Creates the deliveries of the events recorded since the endpoint's last schedule that it asked for; returns how many. */
   scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number>
-  /** The due delivery with the smallest event id, and renews the lease to `now + leaseMs`. */
-  nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined>
-  /** Records an attempt: a delivered one is removed from the queue; a failed one waits for `retryAt`, or is given up. */
-  recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void>
-  /** Gives the lease back, so another instance (or this one) may take the endpoint at once; `now` is when it was last served. */
-  releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, now: Date): Promise<void>
+  /** Up to `limit` due deliveries, smallest event ids first, and renews the lease to `now + leaseMs` (none when the lease was lost). */
+  nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]>
+  /** Records attempts in one transaction: a delivered one is removed from the queue; a failed one waits for `retryAt`, or is given up. */
+  recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void>
+  /**
+   * Gives the lease back: any instance may take the endpoint from `until` on (now; later when the receiver
+   * asked to be left alone). It is also when the endpoint was last served, which orders the claims.
+   */
+  releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void>
   /** When the oldest event still waiting for a delivery (made or not yet scheduled) occurred; undefined when none waits. */
   oldestUndeliveredEventAt (): Promise<Date | undefined>
 }
