@@ -7,7 +7,7 @@ import { followFeed } from '../helpers/events.js'
 import { webhookReceiver } from '../helpers/webhook-receiver.js'
 
 // two slots an instance and more endpoints than that: one instance cannot hold every endpoint, so both deliver
-const ENV = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CONCURRENCY: '2', RATE_LIMIT_MAX: '0', DATABASE_TIMEOUT_MS: '10000' }
+const ENV = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CONCURRENCY: '2', WEBHOOK_ENDPOINT_CONCURRENCY: '1', RATE_LIMIT_MAX: '0', DATABASE_TIMEOUT_MS: '10000' }
 const PETS = 40
 const ENDPOINTS = 4
 // each answer held a little, so an endpoint's backlog keeps its slot busy while the other instance polls

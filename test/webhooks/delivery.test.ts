@@ -12,6 +12,8 @@ import { webhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiv
 // a real receiver on 127.0.0.1, so the private-network and http switches are on; a short schedule
 const ENV = {
   WEBHOOK_ALLOW_HTTP: 'true',
+  // one delivery in flight an endpoint: the order checked below is what that setting promises
+  WEBHOOK_ENDPOINT_CONCURRENCY: '1',
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   WEBHOOK_RETRY_SCHEDULE: '50ms,100ms',
   WEBHOOK_TIMEOUT_MS: '1000',

@@ -12,7 +12,8 @@ import { webhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiv
 
 // an endpoint's life over days, on the app's clock (what the dispatcher reads for "now"), with real
 // receivers on 127.0.0.1 (so the private-network and http switches are on) and the real CLI
-const ENV = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_MAX: '0' }
+// one delivery in flight an endpoint: the id order checked below is what that setting promises
+const ENV = { WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_MAX: '0' }
 const MINUTE_MS = 60_000
 const DAY_MS = 86_400_000
 // the figures docs/operations.md promises, written out: a test that read the constants would follow them anywhere

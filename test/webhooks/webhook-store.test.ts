@@ -28,7 +28,7 @@ async function createPet (store: PetStore, name = 'Rex'): Promise<number> {
 
 /** A claim that must succeed: the endpoint has work and nobody holds it. */
 async function claim (webhooks: WebhookStore, now: Date, token = 'token-a'): Promise<ClaimedWebhookEndpoint> {
-  const claimed = await webhooks.claimWebhookEndpoint(now, LEASE_MS, token)
+  const claimed = await webhooks.claimWebhookEndpoint(now, LEASE_MS, token, true)
   assert.ok(claimed !== undefined, 'no endpoint was claimed')
   return claimed
 }
@@ -37,10 +37,10 @@ async function claim (webhooks: WebhookStore, now: Date, token = 'token-a'): Pro
 async function deliverAll (webhooks: WebhookStore, claimed: ClaimedWebhookEndpoint, now: Date): Promise<number[]> {
   const delivered: number[] = []
   for (;;) {
-    const due = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+    const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
     if (due === undefined) return delivered
     delivered.push(due.eventId)
-    await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: true }, now)
+    await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: true } }], now)
   }
 }
 
@@ -63,7 +63,7 @@ for (const kind of testStores()) {
 
       const claimed = await claim(webhooks, now)
       const scheduled = await webhooks.scheduleWebhookDeliveries(claimed, 100)
-      const first = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+      const first = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
 
       assert.equal(scheduled, 2)
       assert.equal(first?.attempts, 0)
@@ -94,8 +94,8 @@ for (const kind of testStores()) {
 
       assert.equal(await webhooks.scheduleWebhookDeliveries(claimed, 100), 1)
       assert.deepEqual(await deliverAll(webhooks, claimed, now), (await eventIds(events)).slice(1))
-      await webhooks.releaseWebhookEndpoint(claimed)
-      assert.equal(await webhooks.claimWebhookEndpoint(now, LEASE_MS, 'token-b'), undefined, 'nothing is left to do')
+      await webhooks.releaseWebhookEndpoint(claimed, now)
+      assert.equal(await webhooks.claimWebhookEndpoint(now, LEASE_MS, 'token-b', true), undefined, 'nothing is left to do')
     })
 
     test('When an endpoint is claimed, then nobody else claims it until its lease runs out or is given back', async (t) => {
@@ -105,10 +105,10 @@ for (const kind of testStores()) {
       const now = new Date()
 
       const first = await claim(webhooks, now, 'token-a')
-      const whileHeld = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS - 1), LEASE_MS, 'token-b')
-      const afterExpiry = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-b')
-      await webhooks.releaseWebhookEndpoint(afterExpiry ?? first)
-      const afterRelease = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-c')
+      const whileHeld = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS - 1), LEASE_MS, 'token-b', true)
+      const afterExpiry = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-b', true)
+      await webhooks.releaseWebhookEndpoint(afterExpiry ?? first, now)
+      const afterRelease = await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-c', true)
 
       assert.equal(whileHeld, undefined)
       assert.equal(afterExpiry?.id, first.id)
@@ -122,7 +122,7 @@ for (const kind of testStores()) {
       await createPet(store)
       const now = new Date()
 
-      const claims = await Promise.all(Array.from({ length: 6 }, async (_, i) => await webhooks.claimWebhookEndpoint(now, LEASE_MS, `token-${i}`)))
+      const claims = await Promise.all(Array.from({ length: 6 }, async (_, i) => await webhooks.claimWebhookEndpoint(now, LEASE_MS, `token-${i}`, true)))
 
       const taken = claims.flatMap((claimed) => claimed === undefined ? [] : [claimed.id])
       assert.deepEqual(taken.toSorted((a, b) => a - b), ids)
@@ -136,10 +136,10 @@ for (const kind of testStores()) {
       const claimed = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(claimed, 100)
 
-      await webhooks.nextDueWebhookDelivery(claimed, later(now, LEASE_MS - 1), LEASE_MS)
+      await webhooks.nextDueWebhookDeliveries(claimed, later(now, LEASE_MS - 1), LEASE_MS, 1)
 
-      assert.equal(await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-b'), undefined)
-      assert.ok(await webhooks.claimWebhookEndpoint(later(now, 2 * LEASE_MS - 1), LEASE_MS, 'token-b') !== undefined)
+      assert.equal(await webhooks.claimWebhookEndpoint(later(now, LEASE_MS), LEASE_MS, 'token-b', true), undefined)
+      assert.ok(await webhooks.claimWebhookEndpoint(later(now, 2 * LEASE_MS - 1), LEASE_MS, 'token-b', true) !== undefined)
     })
 
     test('When an attempt fails, then the delivery waits for its retry time, and is given up when the schedule is exhausted', async (t) => {
@@ -149,14 +149,14 @@ for (const kind of testStores()) {
       const now = new Date()
       const claimed = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(claimed, 100)
-      const due = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
 
-      await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: false, error: 'HTTP 500', retryAt: later(now, 1_000), disable: false }, now)
-      const beforeRetry = await webhooks.nextDueWebhookDelivery(claimed, later(now, 999), LEASE_MS)
-      const retry = await webhooks.nextDueWebhookDelivery(claimed, later(now, 1_000), LEASE_MS)
-      await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: false, error: 'timed out', retryAt: undefined, disable: false }, later(now, 1_000))
-      const afterGivingUp = await webhooks.nextDueWebhookDelivery(claimed, later(now, 10_000), LEASE_MS)
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 500', retryAt: later(now, 1_000), disable: false } }], now)
+      const beforeRetry = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 999), LEASE_MS, 1))[0]
+      const retry = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 1_000), LEASE_MS, 1))[0]
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'timed out', retryAt: undefined, disable: false } }], later(now, 1_000))
+      const afterGivingUp = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 10_000), LEASE_MS, 1))[0]
 
       assert.equal(beforeRetry, undefined)
       assert.deepEqual({ eventId: retry?.eventId, attempts: retry?.attempts }, { eventId: due.eventId, attempts: 1 })
@@ -173,15 +173,15 @@ for (const kind of testStores()) {
       const now = new Date()
       const first = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(first, 100)
-      const due = await webhooks.nextDueWebhookDelivery(first, now, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(first, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
-      await webhooks.recordWebhookAttempt(first, due.eventId, { delivered: false, error: 'HTTP 503', retryAt: later(now, 1_000), disable: false }, now)
-      await webhooks.recordWebhookAttempt(first, due.eventId, { delivered: false, error: 'HTTP 503', retryAt: later(now, 2_000), disable: false }, later(now, 1_000))
-      await webhooks.releaseWebhookEndpoint(first)
+      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 503', retryAt: later(now, 1_000), disable: false } }], now)
+      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 503', retryAt: later(now, 2_000), disable: false } }], later(now, 1_000))
+      await webhooks.releaseWebhookEndpoint(first, now)
 
       const failing = await claim(webhooks, later(now, 2_000))
       await deliverAll(webhooks, failing, later(now, 2_000))
-      await webhooks.releaseWebhookEndpoint(failing)
+      await webhooks.releaseWebhookEndpoint(failing, now)
       await createPet(store, 'b')
       const recovered = await claim(webhooks, later(now, 3_000))
 
@@ -200,15 +200,15 @@ for (const kind of testStores()) {
       const now = new Date()
       const claimed = await claim(webhooks, now)
       await webhooks.scheduleWebhookDeliveries(claimed, 100)
-      const due = await webhooks.nextDueWebhookDelivery(claimed, now, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
 
-      await webhooks.recordWebhookAttempt(claimed, due.eventId, { delivered: false, error: 'HTTP 410', retryAt: later(now, 1_000), disable: true }, now)
-      await webhooks.releaseWebhookEndpoint(claimed)
-      const whileDisabled = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b')
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 410', retryAt: later(now, 1_000), disable: true } }], now)
+      await webhooks.releaseWebhookEndpoint(claimed, now)
+      const whileDisabled = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b', true)
       const disabledAt = (await webhooks.listWebhookEndpoints())[0]?.disabledAt
       const enabled = await webhooks.enableWebhookEndpoint(id)
-      const afterEnabling = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b')
+      const afterEnabling = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b', true)
 
       assert.equal(whileDisabled, undefined)
       assert.equal(disabledAt, now.toISOString())
@@ -227,7 +227,7 @@ for (const kind of testStores()) {
 
       const rotated = await webhooks.rotateWebhookSecret(id, 'whsec_bmV3LXNlY3JldA==', until, now)
       const during = await claim(webhooks, now)
-      await webhooks.releaseWebhookEndpoint(during)
+      await webhooks.releaseWebhookEndpoint(during, now)
       const after = await claim(webhooks, until)
 
       assert.equal(rotated, true)
@@ -249,7 +249,7 @@ for (const kind of testStores()) {
       await webhooks.rotateWebhookSecret(id, third, at(70), at(10))
       const secretsAt = async (minutes: number): Promise<string[]> => {
         const claimed = await claim(webhooks, at(minutes))
-        await webhooks.releaseWebhookEndpoint(claimed)
+        await webhooks.releaseWebhookEndpoint(claimed, at(minutes))
         return claimed.secrets
       }
 
@@ -330,19 +330,19 @@ for (const kind of testStores()) {
 
       const scheduledByStale = await webhooks.scheduleWebhookDeliveries(stale, 100)
       await webhooks.scheduleWebhookDeliveries(current, 100)
-      const due = await webhooks.nextDueWebhookDelivery(current, takeover, LEASE_MS)
+      const due = (await webhooks.nextDueWebhookDeliveries(current, takeover, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
-      const dueToStale = await webhooks.nextDueWebhookDelivery(stale, takeover, LEASE_MS)
-      await webhooks.recordWebhookAttempt(stale, due.eventId, { delivered: true }, takeover)
-      await webhooks.recordWebhookAttempt(stale, due.eventId, { delivered: false, error: 'HTTP 500', retryAt: undefined, disable: true }, takeover)
-      await webhooks.releaseWebhookEndpoint(stale)
+      const dueToStale = (await webhooks.nextDueWebhookDeliveries(stale, takeover, LEASE_MS, 1))[0]
+      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { delivered: true } }], takeover)
+      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 500', retryAt: undefined, disable: true } }], takeover)
+      await webhooks.releaseWebhookEndpoint(stale, now)
 
       assert.equal(scheduledByStale, 0)
       assert.equal(dueToStale, undefined)
       const [listed] = await webhooks.listWebhookEndpoints()
       assert.deepEqual({ waiting: listed?.waiting, failed: listed?.failed, disabledAt: listed?.disabledAt, lastSuccessAt: listed?.lastSuccessAt, lastFailureAt: listed?.lastFailureAt },
         { waiting: 1, failed: 0, disabledAt: null, lastSuccessAt: null, lastFailureAt: null })
-      assert.equal(await webhooks.claimWebhookEndpoint(takeover, LEASE_MS, 'token-c'), undefined, 'the current lease still holds')
+      assert.equal(await webhooks.claimWebhookEndpoint(takeover, LEASE_MS, 'token-c', true), undefined, 'the current lease still holds')
       assert.deepEqual(await deliverAll(webhooks, current, takeover), [due.eventId])
     })
   })

@@ -2,14 +2,17 @@ import type { FastifyBaseLogger } from 'fastify'
 import { BackgroundLoop } from '../../infra/background/background-loop.js'
 import type { BackgroundWork } from '../../infra/background/background-work.js'
 import type { WebhookSettings } from '../../infra/config/config.js'
+import type { Database } from '../../infra/database/database.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
 import type { Clock } from '../../infra/runtime/clock.js'
+import { watchRecordedEvents } from './store/watch-recorded-events.js'
 import type { WebhookStore } from './store/webhook-store.js'
 import type { WebhookDispatcher } from './webhook-dispatcher.js'
-import { WEBHOOK_POLL_INTERVAL_MS } from './webhook-policy.js'
 
 export interface WebhookDeliveryOptions {
   store: WebhookStore
+  /** Whose commits wake delivery (watchRecordedEvents). */
+  database: Database
   settings: WebhookSettings
   clock: Clock
   log: FastifyBaseLogger
@@ -19,19 +22,21 @@ export interface WebhookDeliveryOptions {
 /**
  * Webhook delivery on this instance, started once an endpoint is enabled: until then each poll is one
  * read (no lock, no write), and neither the dispatcher nor the sender is loaded. An endpoint added later
- * (by the CLI, in another process) is found at the next poll.
+ * (by the CLI, in another process) is found at the next poll. Each commit that records events wakes the
+ * dispatcher at once (watchRecordedEvents); its poll is the fallback (retries coming due, leases ending).
  */
 export class WebhookDelivery implements BackgroundWork {
   readonly #options: WebhookDeliveryOptions
   readonly #watch: BackgroundLoop
   #dispatcher: WebhookDispatcher | undefined
   #stopped = false
+  #unwatch: (() => void) | undefined
 
   constructor (options: WebhookDeliveryOptions) {
     this.#options = options
     this.#watch = new BackgroundLoop({
       name: 'webhook_endpoints',
-      intervalMs: WEBHOOK_POLL_INTERVAL_MS,
+      intervalMs: options.settings.pollIntervalMs,
       pass: async () => {
         if (this.#dispatcher === undefined && await options.store.hasEnabledWebhookEndpoints()) await this.#startDispatcher()
         return false
@@ -43,6 +48,7 @@ export class WebhookDelivery implements BackgroundWork {
 
   start (): void {
     this.#watch.start()
+    this.#unwatch ??= watchRecordedEvents(this.#options.database, () => { this.wake() })
   }
 
   /** Looks for work at once instead of at the next poll. */
@@ -54,6 +60,7 @@ export class WebhookDelivery implements BackgroundWork {
   /** Stops looking, then stops the dispatcher (its attempts in flight given their grace) when it was started. */
   async stop (): Promise<void> {
     this.#stopped = true
+    this.#unwatch?.()
     await this.#watch.stop()
     await this.#dispatcher?.stop()
   }

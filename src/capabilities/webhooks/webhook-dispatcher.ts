@@ -5,8 +5,8 @@ import type { Clock } from '../../infra/runtime/clock.js'
 import type { WebhookSettings } from '../../infra/config/config.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
 import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './store/webhook-store.js'
+import { decideRetry } from './retry-policy.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
-import { WEBHOOK_POLL_INTERVAL_MS } from './webhook-policy.js'
 
 /** An endpoint failing without a single success for this long is disabled. */
 export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
@@ -16,8 +16,10 @@ export const WEBHOOK_STOP_GRACE_MS = MAX_STOP_GRACE_MS
 const SCHEDULE_BATCH = 100
 // after the store failed a look for work: no look (and no log line) for this long, rather than four a second
 const STORE_FAILURE_PAUSE_MS = 5_000
-// up to this much more than each scheduled delay, so retries of many deliveries do not arrive in lockstep
-const JITTER = 0.1
+// one endpoint's turn ends after this many deliveries or this long, whichever first: then the endpoint
+// served longest ago goes next, so every endpoint with work is served in turn whatever their number
+const TURN_DELIVERIES = 100
+const TURN_MS = 1_000
 
 export interface DispatcherOptions {
   store: WebhookDeliveryStore
@@ -43,13 +45,18 @@ export class WebhookDispatcher {
   readonly #loop: BackgroundLoop
   #stopping = false
   #pausedUntil = 0
+  // slots serving an endpoint that is failing (timing out, say): at most half of them, so dead
+  // endpoints never hold every slot while healthy ones wait
+  #failingServed = 0
+  readonly #failingSlots: number
 
   constructor (options: DispatcherOptions) {
     this.#options = options
     this.#leaseMs = 2 * options.settings.timeoutMs + 5_000
+    this.#failingSlots = Math.max(1, Math.floor(options.settings.concurrency / 2))
     this.#loop = new BackgroundLoop({
       name: 'webhook_delivery',
-      intervalMs: WEBHOOK_POLL_INTERVAL_MS,
+      intervalMs: options.settings.pollIntervalMs,
       concurrency: options.settings.concurrency,
       stopGraceMs: WEBHOOK_STOP_GRACE_MS,
       pass: async (signal) => await this.#serveNext(signal),
@@ -82,14 +89,19 @@ export class WebhookDispatcher {
   async #serveNext (signal: AbortSignal): Promise<boolean> {
     const { store, clock, log } = this.#options
     if (clock.now() < this.#pausedUntil) return false
-    const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'))
+    const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'),
+      this.#failingServed < this.#failingSlots)
     if (claim === undefined) return false
     // another slot looks for the next endpoint meanwhile
     this.#loop.wake()
+    const failing = claim.failingSince !== null
+    if (failing) this.#failingServed++
     try {
       await this.#serve(claim, signal)
     } catch (error) {
       log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
+    } finally {
+      if (failing) this.#failingServed--
     }
     return true
   }
@@ -102,33 +114,43 @@ export class WebhookDispatcher {
     this.#options.log.warn({ err: error }, `could not look for webhook deliveries; trying again in ${STORE_FAILURE_PAUSE_MS / 1000} s`)
   }
 
-  /** Delivers an endpoint's due deliveries in event-id order until none is due, one fails, or the dispatcher stops. */
+  /**
+   * Delivers an endpoint's due deliveries, smallest event ids first, up to `WEBHOOK_ENDPOINT_CONCURRENCY` in
+   * flight, their outcomes recorded in one transaction a batch, until none is due, one fails, its turn ends,
+   * or the dispatcher stops. A receiver that asked to be left alone (429, 502-504, Retry-After) gets the
+   * lease back only from then on: none of its deliveries before.
+   */
   async #serve (claim: ClaimedWebhookEndpoint, signal: AbortSignal): Promise<void> {
-    const { store, clock } = this.#options
+    const { store, clock, settings } = this.#options
+    const turnEnds = clock.now() + TURN_MS
+    let waitUntil = 0
     try {
       await store.scheduleWebhookDeliveries(claim, SCHEDULE_BATCH)
-      while (!this.#stopping) {
-        const due = await store.nextDueWebhookDelivery(claim, new Date(clock.now()), this.#leaseMs)
-        if (due === undefined) return
-        const outcome = await this.#attempt(claim, due, signal)
-        // cut off by shutdown: not an answer of the endpoint; the delivery stays due and is retried
-        if (outcome === undefined) return
-        await store.recordWebhookAttempt(claim, due.eventId, outcome, new Date(clock.now()))
-        if (!outcome.delivered) return
+      for (let served = 0; !this.#stopping && served < TURN_DELIVERIES && clock.now() < turnEnds;) {
+        const due = await store.nextDueWebhookDeliveries(claim, new Date(clock.now()), this.#leaseMs, settings.endpointConcurrency)
+        if (due.length === 0) return
+        const attempts = await Promise.all(due.map(async (delivery) => ({ eventId: delivery.eventId, made: await this.#attempt(claim, delivery, signal) })))
+        // one cut off by shutdown is not an answer of the endpoint: it stays due and is retried
+        const made = attempts.flatMap(({ eventId, made }) => made === undefined ? [] : [{ eventId, outcome: made.outcome }])
+        if (made.length > 0) await store.recordWebhookAttempts(claim, made, new Date(clock.now()))
+        for (const { made } of attempts) waitUntil = Math.max(waitUntil, made?.waitUntil ?? 0)
+        if (made.length < attempts.length || made.some(({ outcome }) => !outcome.delivered)) return
+        served += due.length
       }
     } finally {
-      await store.releaseWebhookEndpoint(claim)
+      await store.releaseWebhookEndpoint(claim, new Date(Math.max(clock.now(), waitUntil)))
     }
   }
 
-  async #attempt (claim: ClaimedWebhookEndpoint, due: DueWebhookDelivery, signal: AbortSignal): Promise<WebhookAttemptOutcome | undefined> {
+  /** One attempt and what it came to; `waitUntil`: the receiver asked to be left alone until then. Undefined when cut off by shutdown. */
+  async #attempt (claim: ClaimedWebhookEndpoint, due: DueWebhookDelivery, signal: AbortSignal): Promise<{ outcome: WebhookAttemptOutcome, waitUntil?: number } | undefined> {
     const { sender, clock, log, metrics } = this.#options
     const attempt = due.attempts + 1
     const context = { endpointId: claim.id, eventId: due.eventId, attempt }
     if (due.event === undefined) {
       log.warn(context, 'webhook delivery given up: its event is no longer retained')
       metrics.webhookDeliveries.inc({ outcome: 'failed', endpoint_id: String(claim.id) })
-      return { delivered: false, error: 'the event is no longer retained', retryAt: undefined, disable: false }
+      return { outcome: { delivered: false, error: 'the event is no longer retained', retryAt: undefined, disable: false } }
     }
     const event = due.event
     const started = clock.now()
@@ -153,21 +175,17 @@ export class WebhookDispatcher {
       log.info({ ...context, status: result.status, durationMs: now - started }, 'webhook delivered')
       metrics.webhookDeliveries.inc({ outcome: 'delivered', endpoint_id: String(claim.id) })
       metrics.webhookDeliveryDuration.observe({ outcome: 'delivered' }, seconds)
-      return { delivered: true }
+      return { outcome: { delivered: true } }
     }
-    const retryAt = this.#retryTime(due.attempts, now)
-    const disable = claim.failingSince !== null && now - claim.failingSince >= WEBHOOK_DISABLE_AFTER_MS
+    const decision = decideRetry(result, attempt, this.#options.settings.retryScheduleMs, now, Math.random())
+    const retryAt = decision.retryAt === undefined ? undefined : new Date(decision.retryAt)
+    // 410 Gone: the receiver says the endpoint is no more
+    const disable = decision.disable || (claim.failingSince !== null && now - claim.failingSince >= WEBHOOK_DISABLE_AFTER_MS)
     const outcome = retryAt === undefined ? 'failed' : 'retrying'
     log[outcome === 'failed' ? 'warn' : 'info']({ ...context, error: result.error, retryAt: retryAt?.toISOString(), disabled: disable, durationMs: now - started },
       outcome === 'failed' ? 'webhook delivery failed for good: the retry schedule is exhausted' : 'webhook delivery failed; retrying later')
     metrics.webhookDeliveries.inc({ outcome, endpoint_id: String(claim.id) })
     metrics.webhookDeliveryDuration.observe({ outcome }, seconds)
-    return { delivered: false, error: result.error, retryAt, disable }
-  }
-
-  /** When to try again after `previousAttempts + 1` failed attempts: the schedule's delay, with jitter; undefined once it is exhausted. */
-  #retryTime (previousAttempts: number, now: number): Date | undefined {
-    const delayMs = this.#options.settings.retryScheduleMs[previousAttempts]
-    return delayMs === undefined ? undefined : new Date(now + delayMs * (1 + Math.random() * JITTER))
+    return { outcome: { delivered: false, error: result.error, retryAt, disable }, ...(decision.endpointWaitsUntil === undefined ? {} : { waitUntil: decision.endpointWaitsUntil }) }
   }
 }

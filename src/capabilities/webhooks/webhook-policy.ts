@@ -4,9 +4,6 @@ import { INSTALL_ROOT } from '../../infra/runtime/install-root.js'
 
 // what delivery promises, for the modules that deliver and for those that describe it or start it
 
-/** How often an idle instance looks for endpoints with work: the longest a new event waits before its first attempt. */
-export const WEBHOOK_POLL_INTERVAL_MS = 250
-
 /** Most of a receiver's answer read: its body is not used, only drained so the connection can be reused. */
 export const RESPONSE_BODY_LIMIT_BYTES = 64 * 1024
 

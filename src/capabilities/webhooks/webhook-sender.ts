@@ -8,7 +8,7 @@ import { signWebhook } from './signature.js'
 import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-policy.js'
 
 /** What one attempt came to: delivered (a 2xx), or why not (the status, or the error's code). */
-export type AttemptResult = { delivered: true, status: number } | { delivered: false, status?: number, error: string }
+export type AttemptResult = { delivered: true, status: number } | { delivered: false, status?: number, retryAfter?: string, error: string }
 
 /** One endpoint's request, ready to send. */
 export interface WebhookRequest {
@@ -45,8 +45,8 @@ export class WebhookSender {
       connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup(settings) }) },
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
-      // a slow endpoint holds its connections, never more than a few
-      connections: 4
+      // one connection per delivery in flight to an endpoint, never more
+      connections: settings.endpointConcurrency
     })
     return { agent, request: undici.request }
   }
@@ -82,7 +82,9 @@ export class WebhookSender {
       })
       await drain(answer.body)
       const { statusCode } = answer
-      return statusCode >= 200 && statusCode < 300 ? { delivered: true, status: statusCode } : { delivered: false, status: statusCode, error: `answered ${statusCode}` }
+      if (statusCode >= 200 && statusCode < 300) return { delivered: true, status: statusCode }
+      const retryAfter = answer.headers['retry-after']
+      return { delivered: false, status: statusCode, error: `answered ${statusCode}`, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) }
     } catch (error) {
       return { delivered: false, error: describeError(error) }
     }

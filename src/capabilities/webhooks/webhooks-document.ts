@@ -54,9 +54,10 @@ function describeDelivery (settings: WebhookSettings): string {
   return 'Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, ' +
     'as the feed\'s Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within ' +
     `${settings.timeoutMs / 1000} s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried ` +
-    `after ${schedule.join(', ')} (each with up to 10 % jitter), then given up. Redirects are not followed; at most ${RESPONSE_BODY_LIMIT_BYTES / 1024} KiB of an answer is read. ` +
+    `after ${schedule.join(', ')} (each ±20 % jitter, never sooner than a \`Retry-After\` the receiver sent, honoured up to 1 h), then given up; ` +
+    `a 429, 502, 503 or 504 makes the whole endpoint wait as long, and a 410 Gone disables the endpoint. Redirects are not followed; at most ${RESPONSE_BODY_LIMIT_BYTES / 1024} KiB of an answer is read. ` +
     'Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. ' +
-    'Deliveries to one endpoint are attempted in id order while it answers; after a failure later events go on while the failed one waits for its retry, ' +
+    `Up to ${settings.endpointConcurrency} deliveries to one endpoint are in flight at once, and after a failure later events go on while the failed one waits for its retry, ` +
     'so order by the event `id`, not by arrival.'
 }
 

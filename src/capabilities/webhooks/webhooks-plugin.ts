@@ -20,6 +20,6 @@ export const webhooks = fp(async (app) => {
   const store = app.instrumentStore(createWebhookStore(app.database), { traced: false })
   app.decorate('webhookStore', store)
   const { config, clock, log, metrics } = app
-  app.background.start(new WebhookDelivery({ store, settings: config.webhooks, clock, log, metrics }))
+  app.background.start(new WebhookDelivery({ store, database: app.database, settings: config.webhooks, clock, log, metrics }))
   metrics.measureOldestUndelivered(async () => await store.oldestUndeliveredEventAt(), () => clock.now())
 }, { name: 'petstore-webhooks', dependencies: ['petstore-database', 'petstore-background', 'petstore-events'] })

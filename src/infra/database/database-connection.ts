@@ -1,3 +1,5 @@
+import type { CommitSignal } from './commit-signal.js'
+
 /** What migrating did: the schema version afterwards and the migrations applied now. */
 export interface MigrationResult {
   version: number
@@ -11,6 +13,8 @@ export interface MigrationResult {
 export interface DatabaseConnection {
   /** Where the data lives, for logs (never credentials). */
   readonly description: string
+  /** Raised by a store after it committed events on this instance (webhook delivery wakes on it). */
+  readonly eventsRecorded: CommitSignal
   /** Applies pending migrations; returns the schema version afterwards. */
   migrate (): Promise<MigrationResult>
   /** Resolves when the database answers a trivial query; rejects otherwise. */

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { EVENTS_RECORDED_CHANNEL } from '../../../infra/database/commit-signal.js'
 import { LOCKS, lockSql } from '../../../infra/database/postgres/locks.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
@@ -20,8 +21,12 @@ const param = (n: number): string => `$${n}`
  */
 const SQL = {
   findPetForUpdate: { name: 'petstore-orders-find-pet-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
-  // event ids are drawn after the changes lock, so they stay in commit order; other instances' list pages are told at commit
-  lockChanges: { name: 'petstore-orders-lock-changes', text: `SELECT ${lockSql(LOCKS.changes)}, pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())` },
+  // event ids are drawn after the changes lock, so they stay in commit order; other instances' list pages and
+  // webhook deliveries are told at commit
+  lockChanges: {
+    name: 'petstore-orders-lock-changes',
+    text: `SELECT ${lockSql(LOCKS.changes)}, pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())`
+  },
   setPetStatus: { name: 'petstore-orders-set-pet-status', text: 'UPDATE pets SET status = $1 WHERE id = $2' },
   // the partial unique index of open orders refuses a second one: then no row comes back
   insertOrder: {

@@ -51,7 +51,10 @@ export class SqliteOrderStore implements OrderStore {
   async placeOrder (petId: Int64, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
     this.#place ??= this.#db.transaction<Place>((id, claim) => this.#placeLocked(id, claim))
     const place = this.#place
-    return this.#database.run(() => place.immediate(petId, completing))
+    const outcome = this.#database.run(() => place.immediate(petId, completing))
+    // the events just committed wake this instance's webhook delivery at once
+    if (outcome.outcome === 'placed') this.#database.eventsRecorded.raise()
+    return outcome
   }
 
   #placeLocked (petId: Int64, completing: IdempotencyCompletion | undefined): PlaceOrderOutcome {
@@ -98,7 +101,9 @@ export class SqliteOrderStore implements OrderStore {
   async updateOrder (id: Int64, status: OrderStatus, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
     this.#update ??= this.#db.transaction<Update>((orderId, to, check) => this.#updateLocked(orderId, to, check))
     const update = this.#update
-    return this.#database.run(() => update.immediate(id, status, precondition))
+    const outcome = this.#database.run(() => update.immediate(id, status, precondition))
+    if (outcome.outcome === 'updated') this.#database.eventsRecorded.raise()
+    return outcome
   }
 
   #updateLocked (id: Int64, status: OrderStatus, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {

@@ -58,6 +58,7 @@ export class PostgresPetStore implements PetStore {
         // before any 201 goes out (and also when the commit's outcome is unknown): a list on this
         // instance right after it must not be served from a page read before
         this.#changes.bump()
+        this.#database.eventsRecorded.raise()
       }
       if (outcome.lost.length === 0) {
         return items.map((item): ItemOutcome<Pet> => {
@@ -99,7 +100,10 @@ export class PostgresPetStore implements PetStore {
       })
     } finally {
       // before the 200 goes out (and also when the commit's outcome is unknown): as after a create
-      if (wrote) this.#changes.bump()
+      if (wrote) {
+        this.#changes.bump()
+        this.#database.eventsRecorded.raise()
+      }
     }
   }
 

@@ -1,3 +1,4 @@
+import { EVENTS_RECORDED_CHANNEL } from '../../../infra/database/commit-signal.js'
 import { LOCKS, lockSql } from '../../../infra/database/postgres/locks.js'
 import { COMPLETE_CLAIM_SQL } from '../../idempotency/index.js'
 import { PET_COLUMNS } from './rows.js'
@@ -16,8 +17,8 @@ export const SQL = {
   insertPets: {
     name: 'petstore-insert-pets',
     text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
-      // delivered at commit to every instance listening: their cached list pages are stale
-      `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())), ` +
+      // delivered at commit to every instance listening: their cached list pages are stale, and there are events to deliver
+      `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())), ` +
       'input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t(name, category_id, status, position)), ' +
       'inserted AS (INSERT INTO pets (name, category_id, status) SELECT input.name, input.category_id, input.status FROM input, ordered, notified ' +
       `ORDER BY input.position RETURNING ${PET_COLUMNS}), ` +
@@ -37,7 +38,8 @@ export const SQL = {
     name: 'petstore-update-pet',
     text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
       'updated AS (UPDATE pets SET name = $1, category_id = $2, status = $3 ' +
-      `FROM ordered, (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())) AS notified WHERE id = $4 RETURNING pets.id) ` +
+      `FROM ordered, (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())) AS notified ` +
+      'WHERE id = $4 RETURNING pets.id) ' +
       "INSERT INTO events (type, occurred_at, data) SELECT 'pet.updated', $5, $6::json FROM updated"
   },
   // by the partial unique index of open orders; the pet's row is locked, and placing an order locks it too

@@ -25,7 +25,7 @@ export class SqlitePetStore implements PetStore {
   // bumped by this connection's own commits of pets, and when another connection committed anything
   #listVersion = 0
   #dataVersion: number | undefined
-  readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
+  readonly #creates = groupCreates((items) => this.#afterCommit(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
 
   constructor (database: SqliteDatabase) {
@@ -97,7 +97,7 @@ export class SqlitePetStore implements PetStore {
   }
 
   async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
-    return this.#run(() => this.#update.immediate(id, patch, precondition))
+    return this.#afterCommit(() => this.#update.immediate(id, patch, precondition))
   }
 
   // the read, the checks and the write under one write lock (run IMMEDIATE, across processes too); made once
@@ -132,6 +132,15 @@ export class SqlitePetStore implements PetStore {
 
   async countPetsByStatus (): Promise<PetCounts> {
     return this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[]))
+  }
+
+  /** Runs a transaction that may record events, then tells this instance's webhook delivery (also when it failed: cheap, and never wrong). */
+  #afterCommit<T>(transaction: () => T): T {
+    try {
+      return this.#run(transaction)
+    } finally {
+      this.#database.eventsRecorded.raise()
+    }
   }
 
   #run<T>(operation: () => T): T {

@@ -29,13 +29,23 @@ const SQL = {
   },
   enableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 RETURNING id' },
   hasEnabledEndpoints: { text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS enabled' },
-  // SKIP LOCKED: instances claiming at once each take a different endpoint, none waits. The endpoint whose
-  // lease ended longest ago (or never held) goes first, so no endpoint starves; the outer WHERE checks the
-  // lease again on the row as locked
+  // a read, no lock: an idle instance looks for work without writing. The endpoint whose lease ended
+  // longest ago goes first (never held: NULL sorts first; a release sets it to the time), so each endpoint
+  // with work is served in turn. With $2 false, only endpoints not failing
+  findClaimable: {
+    name: 'petstore-find-claimable-webhook-endpoint',
+    text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) ' +
+      'AND ($2::boolean OR w.failing_since IS NULL) AND (' +
+      'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= $1::bigint) ' +
+      'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through))) AS found'
+  },
+  // SKIP LOCKED: instances claiming at once each take a different endpoint, none waits; the outer WHERE
+  // checks the lease again on the row as locked
   claimEndpoint: {
     name: 'petstore-claim-webhook-endpoint',
     text: 'UPDATE webhook_endpoints SET lease_token = $3, lease_until = $1::bigint + $2::bigint WHERE id = (' +
-      'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) AND (' +
+      'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= $1::bigint) ' +
+      'AND ($4::boolean OR w.failing_since IS NULL) AND (' +
       'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= $1::bigint) ' +
       'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through)) ' +
       'ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1 FOR UPDATE SKIP LOCKED) ' +
@@ -59,7 +69,7 @@ const SQL = {
     name: 'petstore-next-due-webhook-delivery',
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET lease_until = $3::bigint + $4::bigint WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
       `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM endpoint JOIN webhook_deliveries d ON d.endpoint_id = endpoint.id ` +
-      'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT 1'
+      'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT $5'
   },
   // the delivery is touched only when the endpoint's update found the lease still held
   recordSuccess: {
@@ -76,7 +86,8 @@ const SQL = {
       'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
       'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
-  releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = $1 AND lease_token = $2' },
+  // the lease ends at $3 (now, or when the receiver asked to be left alone until): it also orders the claims
+  releaseEndpoint: { text: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = $3 WHERE id = $1 AND lease_token = $2' },
   // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
   oldestUndeliveredEventAt: {
     text: 'SELECT min(at) AS at FROM (' +
@@ -92,8 +103,10 @@ type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unkn
 
 export class PostgresWebhookStore implements WebhookStore {
   readonly #query: RunQuery
+  readonly #database: PostgresDatabase
 
   constructor (database: PostgresDatabase) {
+    this.#database = database
     this.#query = async (statement, values) => await database.query(statement, values)
   }
 
@@ -125,8 +138,10 @@ export class PostgresWebhookStore implements WebhookStore {
     return (await this.#query<{ enabled: boolean }>(SQL.hasEnabledEndpoints, []))[0]?.enabled === true
   }
 
-  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {
-    const rows = await this.#query<ClaimedWebhookEndpointRow>(SQL.claimEndpoint, [now.getTime(), leaseMs, token])
+  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined> {
+    const found = await this.#query<{ found: boolean }>(SQL.findClaimable, [now.getTime(), includeFailing])
+    if (found[0]?.found !== true) return undefined
+    const rows = await this.#query<ClaimedWebhookEndpointRow>(SQL.claimEndpoint, [now.getTime(), leaseMs, token, includeFailing])
     return rows[0] === undefined ? undefined : rowToClaimedWebhookEndpoint(rows[0], now)
   }
 
@@ -135,22 +150,28 @@ export class PostgresWebhookStore implements WebhookStore {
     return rows[0]?.created ?? 0
   }
 
-  async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
-    const rows = await this.#query<DueWebhookDeliveryRow>(SQL.nextDueDelivery, [claim.id, claim.leaseToken, now.getTime(), leaseMs])
-    return rows[0] === undefined ? undefined : rowToDueWebhookDelivery(rows[0])
+  async nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
+    const rows = await this.#query<DueWebhookDeliveryRow>(SQL.nextDueDelivery, [claim.id, claim.leaseToken, now.getTime(), leaseMs, limit])
+    return rows.map(rowToDueWebhookDelivery)
   }
 
-  async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
-    if (outcome.delivered) {
-      await this.#query(SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId])
-    } else {
-      await this.#query(SQL.recordFailure,
-        [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable])
+  async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
+    const values = attempts.map(({ eventId, outcome }): [Statement, unknown[]] => outcome.delivered
+      ? [SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId]]
+      : [SQL.recordFailure, [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable]])
+    const [only] = values
+    if (values.length === 1 && only !== undefined) {
+      await this.#query(only[0], only[1])
+      return
     }
+    // one transaction (one commit) for the attempts of a batch
+    await this.#database.transaction(async (client) => {
+      for (const [statement, params] of values) await client.query({ ...statement, values: params })
+    })
   }
 
-  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void> {
-    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken])
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void> {
+    await this.#query(SQL.releaseEndpoint, [claim.id, claim.leaseToken, until.getTime()])
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {

@@ -22,13 +22,17 @@ const SQL = {
     "UNION ALL SELECT json_object('secret', webhook_endpoints.secret, 'until', @until))), secret = @secret WHERE id = @id",
   enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ?',
   hasEnabledEndpoints: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)',
-  // one statement under SQLite's write lock: two instances never take one endpoint. The endpoint whose
-  // lease ended longest ago (or never held: NULL sorts first) goes first, so no endpoint starves
-  claimEndpoint: 'UPDATE webhook_endpoints SET lease_token = ?, lease_until = ? WHERE id = (' +
-    'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= ?) AND (' +
+  // a read, no lock: an idle instance looks for work without writing. The endpoint whose lease ended
+  // longest ago goes first (never held: NULL sorts first; a release sets it to the time), so each endpoint
+  // with work is served in turn. With ? = 0, only endpoints not failing
+  findClaimable: 'SELECT w.id FROM webhook_endpoints w WHERE w.disabled_at IS NULL AND (w.lease_until IS NULL OR w.lease_until <= ?) ' +
+    'AND (? OR w.failing_since IS NULL) AND (' +
     'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL AND d.next_attempt_at <= ?) ' +
     'OR EXISTS (SELECT 1 FROM events e WHERE e.id > w.scheduled_through)) ' +
-    `ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1) RETURNING ${CLAIMED_WEBHOOK_ENDPOINT_COLUMNS}`,
+    'ORDER BY w.lease_until NULLS FIRST, w.id LIMIT 1',
+  // one statement under SQLite's write lock, the lease checked again: two instances never take one endpoint
+  claimEndpoint: 'UPDATE webhook_endpoints SET lease_token = ?, lease_until = ? WHERE id = ? AND disabled_at IS NULL ' +
+    `AND (lease_until IS NULL OR lease_until <= ?) RETURNING ${CLAIMED_WEBHOOK_ENDPOINT_COLUMNS}`,
   findLeasedEndpoint: 'SELECT scheduled_through, event_types FROM webhook_endpoints WHERE id = ? AND lease_token = ?',
   eventsAfter: 'SELECT id, type FROM events WHERE id > ? ORDER BY id LIMIT ?',
   // due at once (0), whatever clock the caller's `now` comes from
@@ -37,14 +41,15 @@ const SQL = {
   markScheduled: 'UPDATE webhook_endpoints SET scheduled_through = ? WHERE id = ?',
   renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ?',
   nextDueDelivery: `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id ` +
-    'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT 1',
+    'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT ?',
   recordSuccess: 'UPDATE webhook_endpoints SET last_success_at = ?, failing_since = NULL WHERE id = ? AND lease_token = ?',
   deleteDelivery: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordFailure: 'UPDATE webhook_endpoints SET last_failure_at = ?, last_failure = ?, failing_since = coalesce(failing_since, ?), ' +
     'disabled_at = CASE WHEN ? THEN coalesce(disabled_at, ?) ELSE disabled_at END WHERE id = ? AND lease_token = ?',
   retryDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, next_attempt_at = ? WHERE endpoint_id = ? AND event_id = ?',
   giveUpDelivery: 'UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = ?, failed_at = ? WHERE endpoint_id = ? AND event_id = ?',
-  releaseEndpoint: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE id = ? AND lease_token = ?',
+  // the lease ends at ? (now, or when the receiver asked to be left alone until): it also orders the claims
+  releaseEndpoint: 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = ? WHERE id = ? AND lease_token = ?',
   // events with a delivery still to make, and events no enabled endpoint has scheduled yet (of any type)
   oldestUndeliveredEventAt: 'SELECT min(at) FROM (' +
     'SELECT min(e.occurred_at) AS at FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id ' +
@@ -67,7 +72,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt', 'hasEnabledEndpoints'])
+    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt', 'hasEnabledEndpoints', 'findClaimable'])
     return this.#prepared
   }
 
@@ -99,10 +104,12 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.#run(() => this.#statements.hasEnabledEndpoints.get() === 1)
   }
 
-  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined> {
+  async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined> {
     const ms = now.getTime()
     return this.#run(() => {
-      const row = this.#statements.claimEndpoint.get(token, ms + leaseMs, ms, ms) as ClaimedWebhookEndpointRow | undefined
+      const id = this.#statements.findClaimable.get(ms, includeFailing ? 1 : 0, ms) as number | undefined
+      if (id === undefined) return undefined
+      const row = this.#statements.claimEndpoint.get(token, ms + leaseMs, id, ms) as ClaimedWebhookEndpointRow | undefined
       return row === undefined ? undefined : rowToClaimedWebhookEndpoint(row, now)
     })
   }
@@ -125,34 +132,36 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.#run(() => schedule.immediate())
   }
 
-  async nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined> {
-    const next = this.#db.transaction((): DueWebhookDelivery | undefined => {
+  async nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
+    const next = this.#db.transaction((): DueWebhookDelivery[] => {
       const statements = this.#statements
-      if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return undefined
-      const row = statements.nextDueDelivery.get(claim.id, now.getTime()) as DueWebhookDeliveryRow | undefined
-      return row === undefined ? undefined : rowToDueWebhookDelivery(row)
+      if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return []
+      return (statements.nextDueDelivery.all(claim.id, now.getTime(), limit) as DueWebhookDeliveryRow[]).map(rowToDueWebhookDelivery)
     })
     return this.#run(() => next.immediate())
   }
 
-  async recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void> {
+  async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
     const ms = now.getTime()
+    // one transaction (one fsync) for the attempts of a batch
     const record = this.#db.transaction((): void => {
       const statements = this.#statements
-      if (outcome.delivered) {
-        // the endpoint's update checks the lease first: a lease taken over is not written through
-        if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
-        return
+      for (const { eventId, outcome } of attempts) {
+        if (outcome.delivered) {
+          // the endpoint's update checks the lease first: a lease taken over is not written through
+          if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
+          continue
+        }
+        if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) continue
+        if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
+        else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
       }
-      if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) return
-      if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
-      else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
     })
     this.#run(() => record.immediate())
   }
 
-  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void> {
-    this.#run(() => this.#statements.releaseEndpoint.run(claim.id, claim.leaseToken))
+  async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void> {
+    this.#run(() => this.#statements.releaseEndpoint.run(until.getTime(), claim.id, claim.leaseToken))
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {

@@ -78,16 +78,23 @@ export interface WebhookEndpointStore {
  * instance at once: an endpoint is delivered to by the one instance that holds its lease.
  */
 export interface WebhookDeliveryStore {
-  /** Takes the lease of an enabled endpoint with work to do (events to schedule or a due delivery) that nobody holds. */
-  claimWebhookEndpoint (now: Date, leaseMs: number, token: string): Promise<ClaimedWebhookEndpoint | undefined>
+  /**
+   * Takes the lease of an enabled endpoint with work to do (events to schedule or a due delivery) that nobody
+   * holds, the one served longest ago first; with `includeFailing` false, only among endpoints not failing.
+   * Reads first, and writes only when it found one: an idle instance writes nothing.
+   */
+  claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined>
   /** Creates the deliveries of the events recorded since the endpoint's last schedule that it asked for; returns how many. */
   scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number>
-  /** The due delivery with the smallest event id, and renews the lease to `now + leaseMs`. */
-  nextDueWebhookDelivery (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number): Promise<DueWebhookDelivery | undefined>
-  /** Records an attempt: a delivered one is removed from the queue; a failed one waits for `retryAt`, or is given up. */
-  recordWebhookAttempt (claim: ClaimedWebhookEndpoint, eventId: number, outcome: WebhookAttemptOutcome, now: Date): Promise<void>
-  /** Gives the lease back, so another instance (or this one) may take the endpoint at once. */
-  releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint): Promise<void>
+  /** Up to `limit` due deliveries, smallest event ids first, and renews the lease to `now + leaseMs` (none when the lease was lost). */
+  nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]>
+  /** Records attempts in one transaction: a delivered one is removed from the queue; a failed one waits for `retryAt`, or is given up. */
+  recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void>
+  /**
+   * Gives the lease back: any instance may take the endpoint from `until` on (now; later when the receiver
+   * asked to be left alone). It is also when the endpoint was last served, which orders the claims.
+   */
+  releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void>
   /** When the oldest event still waiting for a delivery (made or not yet scheduled) occurred; undefined when none waits. */
   oldestUndeliveredEventAt (): Promise<Date | undefined>
 }

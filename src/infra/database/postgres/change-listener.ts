@@ -12,7 +12,7 @@ export interface ChangeListenerOptions {
 const RECONNECT_DELAY_MS = 1000
 
 /**
- * A version that moves whenever another instance (or this one) says pets changed in this schema,
+ * A version that moves whenever another instance (or this one) notifies the channel for this schema,
  * heard over one dedicated connection with `LISTEN`. While that connection is down, the version
  * is unknown (undefined), so nothing read under an older one is reused; reconnecting moves it,
  * since anything may have changed meanwhile. It connects on first use.
@@ -25,6 +25,7 @@ export class ChangeListener {
   #closed = false
   #version = 0
   #retry: NodeJS.Timeout | undefined
+  readonly #subscribers = new Set<() => void>()
 
   constructor (options: ChangeListenerOptions) {
     this.#options = options
@@ -37,6 +38,16 @@ export class ChangeListener {
       this.#connect().catch(() => {})
     }
     return this.#listening ? this.#version : undefined
+  }
+
+  /**
+   * Calls `listener` on each notification, and on each (re)connection (anything may have changed while
+   * not listening); connects if not yet. Returns what stops it. Listeners run synchronously and must not throw.
+   */
+  subscribe (listener: () => void): () => void {
+    this.#subscribers.add(listener)
+    this.version()
+    return () => { this.#subscribers.delete(listener) }
   }
 
   /** Moves the version at once: this process changed something itself. */
@@ -63,7 +74,7 @@ export class ChangeListener {
     })
     this.#client = client
     let schema: string | undefined
-    client.on('notification', (message) => { if (message.payload === schema) this.#version++ })
+    client.on('notification', (message) => { if (message.payload === schema) this.#changed() })
     client.on('error', (error) => { this.#lost(client, error) })
     client.on('end', () => { this.#lost(client) })
     try {
@@ -71,11 +82,16 @@ export class ChangeListener {
       schema = (await client.query<{ schema: string }>('SELECT current_schema() AS schema')).rows[0]?.schema
       await client.query(`LISTEN ${this.#options.channel}`)
       if (this.#client !== client) return
-      this.#version++
       this.#listening = true
+      this.#changed()
     } catch (error) {
       this.#lost(client, error instanceof Error ? error : new Error(String(error)))
     }
+  }
+
+  #changed (): void {
+    this.#version++
+    for (const subscriber of this.#subscribers) subscriber()
   }
 
   #lost (client: pg.Client, error?: Error): void {

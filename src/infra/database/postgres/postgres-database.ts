@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { StoreUnavailableError } from '../../errors/catalogue.js'
+import { CommitSignal } from '../commit-signal.js'
 import type { DatabaseConnection, MigrationResult } from '../database-connection.js'
 import { ChangeListener } from './change-listener.js'
 import { describePostgres } from './connection.js'
@@ -36,6 +37,7 @@ export class PostgresDatabase implements DatabaseConnection {
   readonly description: string
   readonly options: PostgresDatabaseOptions
   readonly #pool: pg.Pool
+  readonly eventsRecorded = new CommitSignal()
   readonly #closers: Array<() => Promise<void>> = []
   #closed = false
 

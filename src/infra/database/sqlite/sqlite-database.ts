@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3'
+import { CommitSignal } from '../commit-signal.js'
 import type { DatabaseConnection, MigrationResult } from '../database-connection.js'
 import { describeSqlite, openSqliteDatabase, type SqliteLocation } from './connection.js'
 import { toStoreError } from './errors.js'
@@ -16,6 +17,7 @@ export class SqliteDatabase implements DatabaseConnection {
   readonly description: string
   /** The connection; a store prepares its statements on it once migrated ({@link SqliteDatabase.prepare}). */
   readonly connection: BetterSqlite3.Database
+  readonly eventsRecorded = new CommitSignal()
   readonly #closers: Array<() => Promise<void>> = []
   #settings: PreparedStatements<'insertSetting' | 'findSetting' | 'ping'> | undefined
 

@@ -1,0 +1,24 @@
+/**
+ * The PostgreSQL channel every transaction that records events notifies (payload: its schema), at
+ * commit, to every instance listening; on SQLite, other processes' commits are seen by `PRAGMA data_version`.
+ */
+export const EVENTS_RECORDED_CHANNEL = 'petstore_events_recorded'
+
+/**
+ * An in-process signal raised after a commit (events recorded, say): whoever waits for such commits
+ * on this instance hears of them at once, without polling. Listeners run synchronously and must not throw.
+ */
+export class CommitSignal {
+  readonly #listeners = new Set<() => void>()
+
+  /** Calls `listener` after each commit from now on; returns what stops it. */
+  subscribe (listener: () => void): () => void {
+    this.#listeners.add(listener)
+    return () => { this.#listeners.delete(listener) }
+  }
+
+  /** Says a commit happened (called after it, or when its outcome is unknown). */
+  raise (): void {
+    for (const listener of this.#listeners) listener()
+  }
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict'
+import { describe, test, type TestContext } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { Database } from '../../src/infra/database/sqlite/driver.js'
+import { EVENTS_RECORDED_CHANNEL } from '../../src/infra/database/commit-signal.js'
+import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
+import { buildTestApp, createdPet, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
+import { execSql, withPostgres } from '../helpers/databases.js'
+import { webhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
+
+const ENV = {
+  WEBHOOK_ALLOW_HTTP: 'true',
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  RATE_LIMIT_MAX: '0'
+}
+// far beyond every bound below: what arrives in time was woken, not found by the poll
+const NO_POLL = { ...ENV, WEBHOOK_POLL_INTERVAL_MS: '600000' }
+
+/**
+ * An app on a store whose endpoint (to `receiver`) exists before the app starts, so its first look finds
+ * the endpoint and starts the dispatcher.
+ */
+async function appWithEndpoint (t: TestContext, store: StoreKind, receiver: WebhookReceiver, env: Record<string, string>): Promise<TestApp> {
+  const setup = await buildTestApp(t, { store, env: ENV })
+  await setup.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url: receiver.url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
+  await setup.app.close()
+  return await buildTestApp(t, { store, databaseUrl: setup.databaseUrl, env })
+}
+
+/** How many passes of the delivery loop ended with `outcome`, as a scrape reads them. */
+async function passes (api: TestApp, outcome: 'done' | 'more' | 'failed'): Promise<number> {
+  const { values } = await api.app.metrics.backgroundPasses.get()
+  return values.find((sample) => sample.labels.loop === 'webhook_delivery' && sample.labels.outcome === outcome)?.value ?? 0
+}
+
+/** A copy of the newest event, committed by a connection of its own (another process's writer); on PostgreSQL it notifies as the service's own writes do. */
+async function recordEventElsewhere (api: TestApp, store: StoreKind): Promise<void> {
+  const copy = 'INSERT INTO events (type, occurred_at, data) SELECT type, occurred_at, data FROM events'
+  await execSql(api.databaseUrl, store === 'postgres'
+    ? `WITH notified AS (SELECT pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())) ${copy}, notified ORDER BY id DESC LIMIT 1`
+    : `${copy} ORDER BY id DESC LIMIT 1`)
+}
+
+/** What changes whenever anything writes: SQLite's data_version seen from another connection; on PostgreSQL the endpoint rows' versions (xmin) and the queue's size. */
+async function writesSeen (t: TestContext, api: TestApp, store: StoreKind): Promise<() => Promise<unknown>> {
+  if (store === 'postgres') {
+    return async () => await execSql(api.databaseUrl, 'SELECT (SELECT string_agg(xmin::text, \',\') FROM webhook_endpoints) AS versions, (SELECT count(*)::int FROM webhook_deliveries) AS queued')
+  }
+  const reader = new Database(api.databaseUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true })
+  t.after(() => { reader.close() })
+  return async () => reader.pragma('data_version', { simple: true })
+}
+
+for (const store of testStores()) {
+  describe(`webhook delivery woken by commits (${store})`, () => {
+    test('When an event commits, on this instance or from another connection, then it is delivered at once, not at the next poll', async (t) => {
+      const receiver = await webhookReceiver(t)
+      const api = await appWithEndpoint(t, store, receiver, NO_POLL)
+
+      await createdPet(api, { name: 'Rex', categoryId: 1 })
+      await receiver.waitFor(1, 10_000)
+      await recordEventElsewhere(api, store)
+      const [first, second] = await receiver.waitFor(2, 10_000)
+      assert.equal(second?.body.replace(/"id":\d+,/, ''), first?.body.replace(/"id":\d+,/, ''), 'the copy recorded by another connection was delivered')
+    })
+
+    test('When an endpoint is idle, then the delivery loop keeps looking but writes nothing and takes no write lock', async (t) => {
+      const receiver = await webhookReceiver(t)
+      const api = await appWithEndpoint(t, store, receiver, ENV)
+      await createdPet(api, { name: 'Rex', categoryId: 1 })
+      await receiver.waitFor(1, 10_000)
+      // the delivery's own writes (record, release) are done
+      await delay(500)
+      const writes = await writesSeen(t, api, store)
+      const before = await writes()
+      const looked = await passes(api, 'done')
+      let holding: (() => void) | undefined
+      if (store === 'sqlite') {
+        // another connection holds SQLite's write lock meanwhile: a look that wanted it would fail after the busy timeout
+        const writer = new Database(api.databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
+        writer.exec('BEGIN IMMEDIATE')
+        holding = () => { writer.exec('ROLLBACK'); writer.close() }
+      }
+      try {
+        await delay(2_000)
+      } finally {
+        holding?.()
+      }
+      assert.deepEqual(await writes(), before, 'an idle service wrote to its database')
+      assert.equal(await passes(api, 'failed'), 0, 'a look for work failed (waited for the write lock)')
+      assert.ok(await passes(api, 'done') >= looked + 3, 'the loop kept looking (its poll) during the idle time: what shows the check could fail')
+    })
+
+    if (store === 'postgres') {
+      test('When a pet is created, then its transaction notifies the events channel at commit (what wakes the other instances)', async (t) => {
+        const receiver = await webhookReceiver(t)
+        const api = await appWithEndpoint(t, store, receiver, ENV)
+        await withPostgres(async (client) => {
+          const heard = new Promise<string | undefined>((resolve) => { client.once('notification', (message) => { resolve(message.payload) }) })
+          await client.query(`LISTEN ${EVENTS_RECORDED_CHANNEL}`)
+          await createdPet(api, { name: 'Rex', categoryId: 1 })
+          const schema = (await execSql(api.databaseUrl, 'SELECT current_schema() AS schema'))[0]?.schema
+          assert.equal(await Promise.race([heard, delay(5_000).then(() => 'nothing within 5 s')]), schema)
+        }, api.databaseUrl)
+      })
+    }
+  })
+}
