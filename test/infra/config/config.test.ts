@@ -39,7 +39,7 @@ describe('loadConfig', () => {
       workers: 1,
       tracing: undefined,
       eventRetentionDays: 30,
-      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 8, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] },
+      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, 50_400_000, 50_400_000, 86_400_000], concurrency: 8, endpointConcurrency: 16, pollIntervalMs: 250, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] },
       overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0 }
     })
     assert.ok(Object.isFrozen(config))
@@ -74,6 +74,8 @@ describe('loadConfig', () => {
       WEBHOOK_TIMEOUT_MS: '2500',
       WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1d',
       WEBHOOK_CONCURRENCY: '2',
+      WEBHOOK_ENDPOINT_CONCURRENCY: '3',
+      WEBHOOK_POLL_INTERVAL_MS: '500',
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'TRUE',
       WEBHOOK_ALLOWED_NETWORKS: ' 10.20.0.0/16, fd00:1::/64 ',
@@ -103,7 +105,7 @@ describe('loadConfig', () => {
       workers: 4,
       tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
       eventRetentionDays: 7,
-      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] },
+      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, endpointConcurrency: 3, pollIntervalMs: 500, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] },
       overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95 }
     })
   })
