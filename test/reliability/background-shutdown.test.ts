@@ -47,125 +47,129 @@ async function webhookState (databaseUrl: string): Promise<{ leased: boolean, qu
   return { leased: endpoint?.lease_token !== null, queue: queue.map((row) => ({ attempts: Number(row.attempts), failed: row.failed_at !== null })) }
 }
 
-for (const store of testStores()) {
-  describe(`SIGTERM during background work (${store})`, () => {
-    test('When SIGTERM arrives while a receiver holds a webhook request open, then the attempt is cut off after its grace, the process exits 0 within the budget, and after a restart the event is delivered again', async (t) => {
+// side by side: each case mostly waits on a held request, a grace or a drain bound, keeping no core busy;
+// each has its own server, store and receiver
+describe('SIGTERM during background work', { concurrency: true }, () => {
+  for (const store of testStores()) {
+    describe(`SIGTERM during background work (${store})`, () => {
+      test('When SIGTERM arrives while a receiver holds a webhook request open, then the attempt is cut off after its grace, the process exits 0 within the budget, and after a restart the event is delivered again', async (t) => {
+        const servers = serverProcesses(t)
+        const receiver = await webhookReceiver(t)
+        receiver.answer(() => 'blackhole')
+        const { server, env, databaseUrl } = await serverDelivering(t, servers, store, receiver)
+
+        const { exit, ms } = await sigterm(server)
+        const stored = await webhookState(databaseUrl)
+
+        assert.deepEqual(exit, { code: 0, signal: null })
+        // the budget is the behaviour (the process exits 1 when it overruns it, so exit 0 says it kept it by its own
+        // clock); the work takes the attempt's grace, 2 s, which leaves 13 s of the 15 s for a loaded machine
+        assert.ok(ms < SHUTDOWN_BUDGET_MS, `the shutdown took ${ms.toFixed(0)} ms`)
+        assert.ok(ms >= WEBHOOK_STOP_GRACE_MS - 50, `the attempt in flight was cut off ${ms.toFixed(0)} ms after SIGTERM, before its grace`)
+        // not an answer of the endpoint: neither delivered nor counted as a failed attempt; the lease given back
+        assert.deepEqual(stored, { leased: false, queue: [{ attempts: 0, failed: false }] })
+
+        receiver.answer(() => 204)
+        const restarted = await servers.start(env)
+        // within the poll, not after the lease (65 s): it was given back
+        const [first, again] = await receiver.waitFor(2, 5_000)
+        assert.equal(again?.headers['webhook-id'], first?.headers['webhook-id'], 'the same event, with the same webhook-id')
+        assert.equal(again?.body, first?.body)
+        assert.deepEqual((await restarted.stop()).code, 0)
+        assert.deepEqual(await webhookState(databaseUrl), { leased: false, queue: [] })
+        t.diagnostic(`${store}: exit 0 ${ms.toFixed(0)} ms after SIGTERM (budget ${SHUTDOWN_BUDGET_MS} ms, attempt grace ${WEBHOOK_STOP_GRACE_MS} ms); delivered again after the restart`)
+      })
+
+      test('When the receiver answers within the grace after SIGTERM, then the delivery is recorded before the store closes and is not sent again after a restart', async (t) => {
+        const servers = serverProcesses(t)
+        const receiver = await webhookReceiver(t)
+        const holdMs = WEBHOOK_STOP_GRACE_MS / 4
+        receiver.answer(() => ({ status: 204, afterMs: holdMs }))
+        const { server, env, databaseUrl } = await serverDelivering(t, servers, store, receiver)
+
+        const { exit, ms } = await sigterm(server)
+        const stored = await webhookState(databaseUrl)
+
+        assert.deepEqual(exit, { code: 0, signal: null })
+        // the bound is the behaviour: the shutdown ended with the answer (after holdMs), not at the end of the grace;
+        // three quarters of the grace, 1.5 s, are room for a loaded machine
+        assert.ok(ms < WEBHOOK_STOP_GRACE_MS, `the shutdown took ${ms.toFixed(0)} ms: longer than the attempt`)
+        assert.deepEqual(stored, { leased: false, queue: [] }, 'delivered: gone from the queue, and the lease given back')
+
+        const restarted = await servers.start(env)
+        await sleep(1_000)
+        assert.equal(receiver.received.length, 1, 'a delivery recorded is not sent again')
+        assert.deepEqual((await restarted.stop()).code, 0)
+        t.diagnostic(`${store}: the receiver answered ${holdMs} ms after the request; exit 0 ${ms.toFixed(0)} ms after SIGTERM`)
+      })
+
+      test('When SIGTERM arrives while event retention works through a long backlog, then it stops after the batch in flight, the process exits 0 within the budget, the store holds a prefix deleted in whole batches, and after a restart the rest is deleted', async (t) => {
+        const servers = serverProcesses(t)
+        const databaseUrl = await freshDatabaseUrl(t, store)
+        const apiKey = strongApiKey()
+        const env = { ...loadEnv(databaseUrl, apiKey), EVENT_RETENTION_DAYS: '7' }
+        const backlog = BACKLOG[store]
+        const recent = 10
+        await insertEvents(databaseUrl, { old: backlog, recent })
+
+        const server = await servers.start(env)
+        // retention began with the start; SIGTERM once it has visibly deleted some
+        const total = backlog + recent
+        for (let waited = 0; await countEvents(databaseUrl) === total; waited += 20) {
+          assert.ok(waited < 10_000, 'retention deleted nothing within 10 s of start')
+          await sleep(20)
+        }
+        const { exit, ms } = await sigterm(server)
+        const cut = await retentionState(databaseUrl)
+
+        assert.deepEqual(exit, { code: 0, signal: null })
+        // the budget is the behaviour; the batch in flight takes well under a second of its 15 s
+        assert.ok(ms < SHUTDOWN_BUDGET_MS, `the shutdown took ${ms.toFixed(0)} ms`)
+        assert.ok(cut.count > recent, 'retention had deleted the whole backlog before SIGTERM (make BACKLOG larger)')
+        assert.ok(cut.count < total, 'nothing was deleted')
+        // whole batches of the oldest ids: no gap, the ids before them recorded as purged, nothing newer touched
+        assert.equal(cut.minId, cut.purgedThrough + 1)
+        assert.equal(cut.maxId - cut.minId + 1, cut.count)
+        assert.equal(cut.maxId, total)
+        const deleted = total - cut.count
+        assert.match(server.stdout, new RegExp(`"deleted":${deleted},"purgedThrough":${cut.purgedThrough},"msg":"deleted expired events"`), 'the run cut off logs what it deleted')
+
+        const restarted = await servers.start(env)
+        for (let waited = 0; await countEvents(databaseUrl) > recent; waited += 100) {
+          assert.ok(waited < 30_000, 'the restarted instance did not delete the rest of the backlog within 30 s')
+          await sleep(100)
+        }
+        assert.deepEqual((await restarted.stop(SHUTDOWN_BUDGET_MS)).code, 0)
+        const after = await retentionState(databaseUrl)
+        assert.deepEqual(after, { count: recent, minId: backlog + 1, maxId: total, purgedThrough: backlog })
+        t.diagnostic(`${store}: SIGTERM after ${deleted} of ${backlog} expired events were deleted; exit 0 ${ms.toFixed(0)} ms after SIGTERM; the restart deleted the other ${backlog - deleted}`)
+      })
+    })
+  }
+
+  // the HTTP drain's worst case is the same whatever the store: SQLite is enough
+  describe('SIGTERM with an upload stalled and a webhook request held open (sqlite)', () => {
+    test('When both outlast their bounds, then HTTP drains first (its upload cut at 10 s), the attempt gets its grace after that, and the process still exits 0 within the budget', async (t) => {
       const servers = serverProcesses(t)
       const receiver = await webhookReceiver(t)
       receiver.answer(() => 'blackhole')
-      const { server, env, databaseUrl } = await serverDelivering(t, servers, store, receiver)
+      const { server, databaseUrl, apiKey } = await serverDelivering(t, servers, 'sqlite', receiver)
+      const stalled = await openSocket(server.port)
+      t.after(() => { stalled.destroy() })
+      stalled.on('error', () => {})
+      const body = JSON.stringify({ name: 'never-finished', categoryId: 2 })
+      stalled.write(postPetHead(server, apiKey, Buffer.byteLength(body)) + body.slice(0, 10))
+      await waitForArrivedCreates(server, 2)
 
       const { exit, ms } = await sigterm(server)
-      const stored = await webhookState(databaseUrl)
 
       assert.deepEqual(exit, { code: 0, signal: null })
-      // the budget is the behaviour (the process exits 1 when it overruns it, so exit 0 says it kept it by its own
-      // clock); the work takes the attempt's grace, 2 s, which leaves 13 s of the 15 s for a loaded machine
+      assert.ok(ms >= REQUEST_TIMEOUT_MS + WEBHOOK_STOP_GRACE_MS - 100, `exit ${ms.toFixed(0)} ms after SIGTERM: the loops did not wait for the drain, or the attempt got no grace`)
+      // the budget is the behaviour, and exit 0 says the process kept it by its own clock; the 10 s drain and 2 s
+      // grace leave 3 s of it, which covers the store's close on a loaded machine (this file runs alone)
       assert.ok(ms < SHUTDOWN_BUDGET_MS, `the shutdown took ${ms.toFixed(0)} ms`)
-      assert.ok(ms >= WEBHOOK_STOP_GRACE_MS - 50, `the attempt in flight was cut off ${ms.toFixed(0)} ms after SIGTERM, before its grace`)
-      // not an answer of the endpoint: neither delivered nor counted as a failed attempt; the lease given back
-      assert.deepEqual(stored, { leased: false, queue: [{ attempts: 0, failed: false }] })
-
-      receiver.answer(() => 204)
-      const restarted = await servers.start(env)
-      // within the poll, not after the lease (65 s): it was given back
-      const [first, again] = await receiver.waitFor(2, 5_000)
-      assert.equal(again?.headers['webhook-id'], first?.headers['webhook-id'], 'the same event, with the same webhook-id')
-      assert.equal(again?.body, first?.body)
-      assert.deepEqual((await restarted.stop()).code, 0)
-      assert.deepEqual(await webhookState(databaseUrl), { leased: false, queue: [] })
-      t.diagnostic(`${store}: exit 0 ${ms.toFixed(0)} ms after SIGTERM (budget ${SHUTDOWN_BUDGET_MS} ms, attempt grace ${WEBHOOK_STOP_GRACE_MS} ms); delivered again after the restart`)
+      assert.deepEqual(await webhookState(databaseUrl), { leased: false, queue: [{ attempts: 0, failed: false }] })
+      t.diagnostic(`exit 0 ${ms.toFixed(0)} ms after SIGTERM: drain ${REQUEST_TIMEOUT_MS} ms + attempt grace ${WEBHOOK_STOP_GRACE_MS} ms, budget ${SHUTDOWN_BUDGET_MS} ms`)
     })
-
-    test('When the receiver answers within the grace after SIGTERM, then the delivery is recorded before the store closes and is not sent again after a restart', async (t) => {
-      const servers = serverProcesses(t)
-      const receiver = await webhookReceiver(t)
-      const holdMs = WEBHOOK_STOP_GRACE_MS / 4
-      receiver.answer(() => ({ status: 204, afterMs: holdMs }))
-      const { server, env, databaseUrl } = await serverDelivering(t, servers, store, receiver)
-
-      const { exit, ms } = await sigterm(server)
-      const stored = await webhookState(databaseUrl)
-
-      assert.deepEqual(exit, { code: 0, signal: null })
-      // the bound is the behaviour: the shutdown ended with the answer (after holdMs), not at the end of the grace;
-      // three quarters of the grace, 1.5 s, are room for a loaded machine
-      assert.ok(ms < WEBHOOK_STOP_GRACE_MS, `the shutdown took ${ms.toFixed(0)} ms: longer than the attempt`)
-      assert.deepEqual(stored, { leased: false, queue: [] }, 'delivered: gone from the queue, and the lease given back')
-
-      const restarted = await servers.start(env)
-      await sleep(1_000)
-      assert.equal(receiver.received.length, 1, 'a delivery recorded is not sent again')
-      assert.deepEqual((await restarted.stop()).code, 0)
-      t.diagnostic(`${store}: the receiver answered ${holdMs} ms after the request; exit 0 ${ms.toFixed(0)} ms after SIGTERM`)
-    })
-
-    test('When SIGTERM arrives while event retention works through a long backlog, then it stops after the batch in flight, the process exits 0 within the budget, the store holds a prefix deleted in whole batches, and after a restart the rest is deleted', async (t) => {
-      const servers = serverProcesses(t)
-      const databaseUrl = await freshDatabaseUrl(t, store)
-      const apiKey = strongApiKey()
-      const env = { ...loadEnv(databaseUrl, apiKey), EVENT_RETENTION_DAYS: '7' }
-      const backlog = BACKLOG[store]
-      const recent = 10
-      await insertEvents(databaseUrl, { old: backlog, recent })
-
-      const server = await servers.start(env)
-      // retention began with the start; SIGTERM once it has visibly deleted some
-      const total = backlog + recent
-      for (let waited = 0; await countEvents(databaseUrl) === total; waited += 20) {
-        assert.ok(waited < 10_000, 'retention deleted nothing within 10 s of start')
-        await sleep(20)
-      }
-      const { exit, ms } = await sigterm(server)
-      const cut = await retentionState(databaseUrl)
-
-      assert.deepEqual(exit, { code: 0, signal: null })
-      // the budget is the behaviour; the batch in flight takes well under a second of its 15 s
-      assert.ok(ms < SHUTDOWN_BUDGET_MS, `the shutdown took ${ms.toFixed(0)} ms`)
-      assert.ok(cut.count > recent, 'retention had deleted the whole backlog before SIGTERM (make BACKLOG larger)')
-      assert.ok(cut.count < total, 'nothing was deleted')
-      // whole batches of the oldest ids: no gap, the ids before them recorded as purged, nothing newer touched
-      assert.equal(cut.minId, cut.purgedThrough + 1)
-      assert.equal(cut.maxId - cut.minId + 1, cut.count)
-      assert.equal(cut.maxId, total)
-      const deleted = total - cut.count
-      assert.match(server.stdout, new RegExp(`"deleted":${deleted},"purgedThrough":${cut.purgedThrough},"msg":"deleted expired events"`), 'the run cut off logs what it deleted')
-
-      const restarted = await servers.start(env)
-      for (let waited = 0; await countEvents(databaseUrl) > recent; waited += 100) {
-        assert.ok(waited < 30_000, 'the restarted instance did not delete the rest of the backlog within 30 s')
-        await sleep(100)
-      }
-      assert.deepEqual((await restarted.stop(SHUTDOWN_BUDGET_MS)).code, 0)
-      const after = await retentionState(databaseUrl)
-      assert.deepEqual(after, { count: recent, minId: backlog + 1, maxId: total, purgedThrough: backlog })
-      t.diagnostic(`${store}: SIGTERM after ${deleted} of ${backlog} expired events were deleted; exit 0 ${ms.toFixed(0)} ms after SIGTERM; the restart deleted the other ${backlog - deleted}`)
-    })
-  })
-}
-
-// the HTTP drain's worst case is the same whatever the store: SQLite is enough
-describe('SIGTERM with an upload stalled and a webhook request held open (sqlite)', () => {
-  test('When both outlast their bounds, then HTTP drains first (its upload cut at 10 s), the attempt gets its grace after that, and the process still exits 0 within the budget', async (t) => {
-    const servers = serverProcesses(t)
-    const receiver = await webhookReceiver(t)
-    receiver.answer(() => 'blackhole')
-    const { server, databaseUrl, apiKey } = await serverDelivering(t, servers, 'sqlite', receiver)
-    const stalled = await openSocket(server.port)
-    t.after(() => { stalled.destroy() })
-    stalled.on('error', () => {})
-    const body = JSON.stringify({ name: 'never-finished', categoryId: 2 })
-    stalled.write(postPetHead(server, apiKey, Buffer.byteLength(body)) + body.slice(0, 10))
-    await waitForArrivedCreates(server, 2)
-
-    const { exit, ms } = await sigterm(server)
-
-    assert.deepEqual(exit, { code: 0, signal: null })
-    assert.ok(ms >= REQUEST_TIMEOUT_MS + WEBHOOK_STOP_GRACE_MS - 100, `exit ${ms.toFixed(0)} ms after SIGTERM: the loops did not wait for the drain, or the attempt got no grace`)
-    // the budget is the behaviour, and exit 0 says the process kept it by its own clock; the 10 s drain and 2 s
-    // grace leave 3 s of it, which covers the store's close on a loaded machine (this file runs alone)
-    assert.ok(ms < SHUTDOWN_BUDGET_MS, `the shutdown took ${ms.toFixed(0)} ms`)
-    assert.deepEqual(await webhookState(databaseUrl), { leased: false, queue: [{ attempts: 0, failed: false }] })
-    t.diagnostic(`exit 0 ${ms.toFixed(0)} ms after SIGTERM: drain ${REQUEST_TIMEOUT_MS} ms + attempt grace ${WEBHOOK_STOP_GRACE_MS} ms, budget ${SHUTDOWN_BUDGET_MS} ms`)
   })
 })
