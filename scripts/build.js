@@ -12,7 +12,7 @@
 // build is removed only once the new ones are there: a process that starts from dist/ while it is
 // rebuilt (the tests start the CLI and servers from it while the release test builds) reads the old
 // file or the new one, never half of one, and finds every chunk it names.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -27,10 +27,16 @@ const EXTERNAL = [
   '@opentelemetry/*', '@fastify/swagger-ui', 'ioredis', 'undici'
 ]
 
+/** The package's `bin` (package.json's), which npm and npx run as programs: they must stay executable. */
+const EXECUTABLES = new Set(Object.values(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).bin).map((file) => join(root, file)))
+
 function writeWhole (file, content) {
   mkdirSync(dirname(file), { recursive: true })
   const partial = `${file}.${process.pid}.partial`
   writeFileSync(partial, content)
+  // on the new file before the rename (a file written anew gets 0644 from the umask): `npx petstore`
+  // runs the link npm made to it, never through node, and finds no moment at which it is not executable
+  if (EXECUTABLES.has(file)) chmodSync(partial, 0o755)
   renameSync(partial, file)
 }
 

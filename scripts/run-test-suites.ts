@@ -193,7 +193,7 @@ function filesRunningLongerThan (spans: Map<string, { start: number, end?: numbe
 function buildIfStale (say: (message: string) => void): void {
   const stale = staleBuildFiles(ROOT)
   if (stale.length === 0) return
-  say(`dist/ is older than src/ (${stale.length} files, e.g. src/${stale[0] ?? ''}): npm run build first`)
+  say(`dist/ is older than src/ (${stale.length} files, e.g. ${stale[0] ?? ''}): npm run build first`)
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
 }
 

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { readdir, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { Database } from '../../src/infra/database/sqlite/driver.js'
 import { bearer, listAllPetsOver, strongApiKey } from '../helpers/live-server.js'
 import { childEnv, runCli, serverProcesses } from '../helpers/processes.js'
 import { tempDir } from '../helpers/temp-dir.js'
+import { webhookReceiver } from '../helpers/webhook-receiver.js'
 
 /** The ids of the pets in a SQLite file, and its integrity verdict, read directly. */
 function readBackup (file: string): { ids: Set<number>, integrity: string } {
@@ -76,6 +77,50 @@ describe('backup and restore (sqlite)', () => {
     assert.deepEqual(new Set(pets.map((pet) => pet.id)), saved.ids)
   })
 
+  test('When an older backup is restored and the service goes on, then new events, pets and webhook messages get ids above every id the replaced database issued', async (t) => {
+    const servers = serverProcesses(t)
+    const receiver = await webhookReceiver(t)
+    const dir = await tempDir(t)
+    const apiKey = strongApiKey()
+    const env = { DATA_DIR: dir, PETSTORE_API_KEYS: apiKey, RATE_LIMIT_MAX: '0', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
+    const cliEnv = childEnv({ ...env, LOG_LEVEL: 'silent' })
+    assert.equal((await runCli(['webhooks', 'add', receiver.url], cliEnv)).code, 0)
+    let server = await servers.start(env)
+    const create = async (name: string): Promise<number> => {
+      const res = await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ name, categoryId: 1 }) })
+      assert.equal(res.status, 201)
+      return (await res.json() as { id: number }).id
+    }
+    const feed = async (): Promise<Array<{ id: number, data: { name?: string } }>> => {
+      const res = await fetch(`${server.baseUrl}/v1/events?after=0&limit=100`, { headers: bearer(apiKey) })
+      assert.equal(res.status, 200)
+      return await res.json() as Array<{ id: number, data: { name?: string } }>
+    }
+    await create('in the backup 1')
+    await create('in the backup 2')
+    const backupFile = join(dir, 'older.db')
+    assert.equal((await runCli(['backup', backupFile], cliEnv)).code, 0)
+    for (const name of ['lost 3', 'lost 4', 'lost 5']) await create(name)
+    await receiver.waitFor(5)
+    const issuedBefore = (await feed()).map((event) => event.id)
+    assert.equal((await server.stop()).code, 0)
+
+    const restored = await runCli(['restore', backupFile], cliEnv)
+    assert.equal(restored.code, 0, restored.stderr)
+    assert.match(restored.stdout, new RegExp(`event ids continue after ${Math.max(...issuedBefore)}\\)`))
+    server = await servers.start(env)
+    const petId = await create('after the restore')
+    await receiver.waitFor(6)
+
+    const events = await feed()
+    const after = events.filter((event) => !issuedBefore.includes(event.id))
+    assert.equal(after.length, 1, `the feed: ${JSON.stringify(events)}`)
+    assert.ok((after[0]?.id ?? 0) > Math.max(...issuedBefore), `the new event has id ${after[0]?.id}, not above ${Math.max(...issuedBefore)}`)
+    assert.ok(petId > 5, `the new pet got id ${petId}, an id the replaced database had issued`)
+    const webhookIds = receiver.received.map((request) => String(request.headers['webhook-id']))
+    assert.equal(new Set(webhookIds).size, webhookIds.length, `a webhook-id named two different events: ${webhookIds.join(', ')}`)
+  })
+
   test('When the file to restore is not a petstore database, then restore exits 1 and the database is left alone', async (t) => {
     const dir = await tempDir(t)
     const env = childEnv({ DATA_DIR: dir, LOG_LEVEL: 'silent' })
@@ -87,6 +132,47 @@ describe('backup and restore (sqlite)', () => {
     assert.equal(result.code, 1)
     assert.match(result.stderr, /nothing was changed/)
     assert.deepEqual((await readdir(dir)).filter((name) => name.includes('before-restore') || name.includes('restoring')), [])
+  })
+})
+
+/** The permission bits of `path`, as `0o600`. */
+async function modeOf (path: string): Promise<string> {
+  return `0o${((await stat(path)).mode & 0o777).toString(8)}`
+}
+
+describe('file modes of the SQLite store (sqlite)', () => {
+  test('When a server starts on a new DATA_DIR, a backup is taken and restored, then the directories are 0700 and the database, its WAL, the backup and the restored file 0600', async (t) => {
+    const dir = await tempDir(t)
+    const data = join(dir, 'data')
+    const env = { DATA_DIR: data, PETSTORE_API_KEYS: strongApiKey() }
+    const cliEnv = childEnv({ DATA_DIR: data, LOG_LEVEL: 'silent' })
+    const servers = serverProcesses(t)
+    const server = await servers.start(env)
+
+    const backupFile = join(dir, 'backups', 'petstore-backup.db')
+    const backup = await runCli(['backup', backupFile], cliEnv)
+
+    assert.equal(backup.code, 0, backup.stderr)
+    assert.deepEqual((await readdir(data)).sort(), ['petstore.db', 'petstore.db-shm', 'petstore.db-wal'])
+    const modes = Object.fromEntries(await Promise.all([data, join(dir, 'backups'), ...(await readdir(data)).map((name) => join(data, name)), backupFile]
+      .map(async (path) => [path.slice(dir.length + 1), await modeOf(path)])))
+    assert.deepEqual(modes, {
+      data: '0o700',
+      backups: '0o700',
+      'data/petstore.db': '0o600',
+      'data/petstore.db-shm': '0o600',
+      'data/petstore.db-wal': '0o600',
+      'backups/petstore-backup.db': '0o600'
+    })
+
+    // a backup copied elsewhere with the umask's mode, restored: the database is the service's user's alone again
+    assert.equal((await server.stop()).code, 0)
+    const copied = join(dir, 'copied.db')
+    await copyFile(backupFile, copied)
+    await chmod(copied, 0o644)
+    const restored = await runCli(['restore', copied], cliEnv)
+    assert.equal(restored.code, 0, restored.stderr)
+    assert.equal(await modeOf(join(data, 'petstore.db')), '0o600')
   })
 })
 

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { describe, test, type TestContext } from 'node:test'
 import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, tempDir, testStores, type StoreKind } from '../helpers/build-app.js'
 import { freshDatabaseUrl, readAllCells } from '../helpers/databases.js'
-import { childEnv, copyInstallation, runCli, serverProcesses, type CliResult } from '../helpers/processes.js'
+import { childEnv, copyInstallation, PROJECT_ROOT, runCli, serverProcesses, type CliResult } from '../helpers/processes.js'
 import { loadConfig } from '../../src/infra/config/config.js'
 import { describeDatabase } from '../../src/infra/database/open-database.js'
 
@@ -327,5 +329,23 @@ describe('operator CLI: the default database, wherever it runs', () => {
     assert.equal(asReader.status, 200, 'the running server accepts the key the CLI created from another directory')
     assert.equal(asBootstrap.status, 201)
     for (const dir of [elsewhere, subfolder]) assert.equal(existsSync(join(dir, 'data')), false, `a database was created under ${dir}`)
+  })
+})
+
+describe('operator CLI: the package\'s bin, as npx runs it', () => {
+  /** `npx petstore …` in the repository, as the README says: npm links the bin once and runs the file it points to. */
+  async function npx (...args: string[]): Promise<string> {
+    const { stdout } = await promisify(execFile)('npx', ['petstore', ...args], { cwd: PROJECT_ROOT, env: childEnv({ LOG_LEVEL: 'silent' }), timeout: 120_000 })
+    return stdout
+  }
+
+  test('When dist/ is rebuilt, then npx petstore still runs: the build leaves the bin executable', { timeout: 5 * 60_000 }, async () => {
+    const cli = join(PROJECT_ROOT, 'dist/bin/cli.js')
+    assert.match(await npx('--help'), /^Usage: petstore <command>/)
+
+    await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: PROJECT_ROOT, timeout: 4 * 60_000 })
+
+    assert.match(await npx('--help'), /^Usage: petstore <command>/)
+    assert.equal((await stat(cli)).mode & 0o777, 0o755)
   })
 })

@@ -7,11 +7,34 @@ import { CONFIG_VARIABLES, loadConfig } from '../../src/infra/config/config.js'
 import { PROJECT_ROOT } from '../helpers/processes.js'
 
 /** What staging and production may differ in (docs/configuration.md#staging-and-production names each). */
-const STAGING_DIFFERENCES = ['COMPOSE_PROJECT_NAME', 'POSTGRES_PASSWORD', 'PETSTORE_PORT_1', 'PETSTORE_PORT_2']
+const STAGING_DIFFERENCES = ['COMPOSE_PROJECT_NAME', 'POSTGRES_PASSWORD', 'PETSTORE_PORT_1', 'PETSTORE_PORT_2', 'PUBLIC_BASE_URL', 'STAGING_BASE_URL']
 
 interface ComposeService {
   image?: string
+  build?: unknown
+  ports?: string[]
   environment?: Record<string, unknown>
+}
+
+/**
+ * `text` with its variables replaced as Compose interpolates them from an env file: `${VAR}`,
+ * `${VAR:-default}` (unset or empty), `${VAR-default}` (unset), `${VAR:?message}` and `${VAR?message}`
+ * (an error), `$$` a dollar sign.
+ */
+function interpolate (text: string, variables: ReadonlyMap<string, string>): string {
+  return text.replace(/\$\$|\$\{([A-Z_][A-Z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g, (_match, name?: string, colon?: string, kind?: string, operand?: string) => {
+    if (name === undefined) return '$'
+    const value = variables.get(name)
+    const missing = value === undefined || (colon === ':' && value === '')
+    if (!missing || kind === undefined) return value ?? ''
+    if (kind === '?') throw new Error(`${name}: ${operand ?? ''}`)
+    return operand ?? ''
+  })
+}
+
+/** compose.yaml's services as `docker compose --env-file <file>` reads them. */
+async function composeServices (variables: ReadonlyMap<string, string>): Promise<Record<string, ComposeService>> {
+  return (parse(interpolate(await readProjectFile('compose.yaml'), variables), { merge: true }) as { services: Record<string, ComposeService> }).services
 }
 
 async function readProjectFile (path: string): Promise<string> {
@@ -32,7 +55,7 @@ async function readEnvFile (path: string): Promise<Map<string, string>> {
 describe('compose stack (compose.yaml, deploy/*.env.example)', () => {
   test('When compose.yaml is parsed, then every variable it sets on a petstore service is one src/config.ts reads', async () => {
     const compose = parse(await readProjectFile('compose.yaml'), { merge: true }) as { services: Record<string, ComposeService> }
-    const petstore = Object.entries(compose.services).filter(([, service]) => service.image?.startsWith('petstore:') === true)
+    const petstore = Object.entries(compose.services).filter(([, service]) => service.build !== undefined)
 
     assert.deepEqual(petstore.map(([name]) => name).sort(), ['migrate', 'petstore-1', 'petstore-2'])
     for (const [name, service] of petstore) {
@@ -67,6 +90,45 @@ describe('compose stack (compose.yaml, deploy/*.env.example)', () => {
   })
 })
 
+describe('compose stack, as Compose reads it with each env file', () => {
+  test('When staging and production are read, then each runs an image of its own, <project>:<PETSTORE_VERSION>, and links to its own base URL', async () => {
+    const deployments = []
+    for (const file of ['deploy/production.env.example', 'deploy/staging.env.example']) {
+      const variables = await readEnvFile(file)
+      const petstore = Object.values(await composeServices(variables)).filter((service) => service.build !== undefined)
+      const images = new Set(petstore.map((service) => service.image))
+      assert.deepEqual([...images], [`${variables.get('COMPOSE_PROJECT_NAME')!}:${variables.get('PETSTORE_VERSION')!}`], `${file}: one image, named for the deployment and the version`)
+      assert.match(variables.get('PETSTORE_VERSION') ?? '', /^\d+\.\d+\.\d+/, `${file}: PETSTORE_VERSION is a version`)
+      deployments.push({ file, image: [...images][0], baseUrl: petstore[0]?.environment?.PUBLIC_BASE_URL })
+    }
+    const [production, staging] = deployments
+    assert.notEqual(staging!.image, production!.image, 'staging\'s build would replace production\'s image')
+    assert.notEqual(staging!.baseUrl, production!.baseUrl, 'staging links to production')
+    assert.match(String(staging!.baseUrl), /staging/)
+    const withoutVersion = new Map([...await readEnvFile('deploy/staging.env.example')].filter(([name]) => name !== 'PETSTORE_VERSION'))
+    await assert.rejects(composeServices(withoutVersion), /PETSTORE_VERSION/, 'a deployment without PETSTORE_VERSION would run a shared default tag')
+  })
+
+  test('When the ports are read, then every published port is bound to PETSTORE_BIND_ADDRESS, 127.0.0.1 unless set, never every interface', async () => {
+    for (const file of ['deploy/production.env.example', 'deploy/staging.env.example']) {
+      const variables = await readEnvFile(file)
+      for (const [address, expected] of [[variables.get('PETSTORE_BIND_ADDRESS'), variables.get('PETSTORE_BIND_ADDRESS')], [undefined, '127.0.0.1'], ['10.0.0.5', '10.0.0.5']] as const) {
+        const chosen = new Map(variables)
+        if (address === undefined) chosen.delete('PETSTORE_BIND_ADDRESS')
+        else chosen.set('PETSTORE_BIND_ADDRESS', address)
+        const published = Object.entries(await composeServices(chosen)).flatMap(([name, service]) => (service.ports ?? []).map((port) => ({ name, port })))
+        assert.deepEqual(published.map(({ name }) => name).sort(), ['petstore-1', 'petstore-2'])
+        for (const { name, port } of published) {
+          // Compose's short syntax: [HOST_IP:]HOST_PORT:CONTAINER_PORT; without HOST_IP, every interface
+          assert.match(port, /^\d+\.\d+\.\d+\.\d+:\d+:8080$/, `${file}: ${name} publishes ${port} on every interface`)
+          assert.equal(port.split(':')[0], expected, `${file}: ${name}`)
+        }
+      }
+      assert.notEqual(variables.get('PETSTORE_BIND_ADDRESS'), '0.0.0.0', `${file} trusts X-Forwarded-For (TRUST_PROXY=${variables.get('TRUST_PROXY') ?? ''}) on every interface`)
+    }
+  })
+})
+
 describe('container image (Dockerfile)', () => {
   test('When the Dockerfile is read, then it builds with the release step and runs it as the image must', async () => {
     const dockerfile = await readProjectFile('Dockerfile')
@@ -75,7 +137,18 @@ describe('container image (Dockerfile)', () => {
 
     assert.equal(stages.length, 2, 'multi-stage: a build stage and a runtime stage')
     assert.match(dockerfile, /^ARG NODE_IMAGE=node:24\.\d+\.\d+-[a-z]+-slim$/m, 'a Node 24 slim base pinned by version')
+    // and by digest once one is recorded (docs/operations.md#container-image): both stages take it, never a made-up one
+    assert.match(dockerfile, /^ARG NODE_IMAGE_DIGEST=(sha256:[0-9a-f]{64})?$/m)
+    assert.equal(dockerfile.match(/^FROM \$\{NODE_IMAGE\}\$\{NODE_IMAGE_DIGEST:\+@\}\$\{NODE_IMAGE_DIGEST\}( AS build)?$/gm)?.length, 2, 'both stages on the pinned base')
     assert.match(stages[0]!, /npm run release -- /)
+    // the build stage compiles better-sqlite3 where no prebuilt binary fits; the manifests and npm ci come before the sources
+    assert.match(stages[0]!, /apt-get install -y --no-install-recommends (?=.*\bpython3\b)(?=.*\bmake\b)(?=.*\bg\+\+).*$/m)
+    const build = stages[0]!.split('\n')
+    const npmCi = build.findIndex((line) => /^RUN npm ci\b/.test(line))
+    const sources = build.indexOf('COPY . .')
+    assert.ok(npmCi > 0 && sources > npmCi, 'npm ci runs before COPY . .: a change to the sources alone reuses the installed dependencies')
+    assert.deepEqual(build.slice(0, npmCi).filter((line) => line.startsWith('COPY ')), ['COPY package.json package-lock.json ./', 'COPY clients/typescript/package.json clients/typescript/'])
+    assert.match(runtime, /chmod 700 \/var\/lib\/petstore/, 'the data directory is the service user\'s alone (docs/operations.md#file-modes)')
     assert.match(runtime, /^COPY --from=build \/release /m)
     assert.match(runtime, /^USER (?!root|0\b)\w+/m)
     assert.match(runtime, /^EXPOSE 8080$/m)

@@ -17,12 +17,12 @@ const AT_DELIVERY = { 'hooks.private.test': '10.1.2.3', 'hooks.metadata.test': '
 
 /** Each endpoint, how it got registered, and what its delivery must come to. */
 const ENDPOINTS: ReadonlyArray<{ url: string, registeredWith: 'private networks allowed' | 'the check at add', refused: string }> = [
-  { url: 'https://10.1.2.3/hooks', registeredWith: 'private networks allowed', refused: 'refused: 10.1.2.3 is a private address' },
-  { url: 'https://169.254.169.254/latest/meta-data/', registeredWith: 'private networks allowed', refused: 'refused: 169.254.169.254 is a private address' },
-  { url: 'https://[fd00:ec2::254]/latest/meta-data/', registeredWith: 'private networks allowed', refused: 'refused: fd00:ec2::254 is a private address' },
+  { url: 'https://10.1.2.3/hooks', registeredWith: 'private networks allowed', refused: 'refused: 10.1.2.3 is in 10.0.0.0/8, Private-Use (RFC 1918)' },
+  { url: 'https://169.254.169.254/latest/meta-data/', registeredWith: 'private networks allowed', refused: 'refused: 169.254.169.254 is in 169.254.0.0/16, Link Local, cloud metadata services (RFC 3927)' },
+  { url: 'https://[fd00:ec2::254]/latest/meta-data/', registeredWith: 'private networks allowed', refused: 'refused: fd00:ec2::254 is in fc00::/7, Unique-Local, cloud metadata services (RFC 4193)' },
   // public when added (the check at add passed), private when delivered to
-  { url: 'https://hooks.private.test/hooks', registeredWith: 'the check at add', refused: 'refused: hooks.private.test resolves to 10.1.2.3, a private address' },
-  { url: 'https://hooks.metadata.test/latest/meta-data/', registeredWith: 'the check at add', refused: 'refused: hooks.metadata.test resolves to 169.254.169.254, a private address' }
+  { url: 'https://hooks.private.test/hooks', registeredWith: 'the check at add', refused: 'refused: hooks.private.test resolves to 10.1.2.3, which is in 10.0.0.0/8, Private-Use (RFC 1918)' },
+  { url: 'https://hooks.metadata.test/latest/meta-data/', registeredWith: 'the check at add', refused: 'refused: hooks.metadata.test resolves to 169.254.169.254, which is in 169.254.0.0/16, Link Local, cloud metadata services (RFC 3927)' }
 ]
 
 for (const store of testStores()) {

@@ -125,6 +125,28 @@ for (const store of testStores()) {
       for (const id of [a, c]) assert.deepEqual({ disabledAt: (await state(id)).disabledAt, failed: (await state(id)).failed }, { disabledAt: null, failed: 0 })
     })
 
+    test('When a secret is rotated twice with the CLI within 24 hours, then the first secret still verifies beside the second and the newest', async (t) => {
+      const receiver = await webhookReceiver(t)
+      const api = await buildTestApp(t, { store, env: ENV })
+      const cliEnv = childEnv({ DATABASE_URL: api.databaseUrl, LOG_LEVEL: 'silent', ...ENV })
+      const added = await runCli(['webhooks', 'add', receiver.url, '--events', 'pet.created', '--json'], cliEnv)
+      assert.equal(added.code, 0, added.stderr)
+      const { endpoint: { id }, secret: firstSecret } = JSON.parse(added.stdout) as { endpoint: { id: number }, secret: string }
+      const secrets = [firstSecret]
+      for (let rotation = 1; rotation <= 2; rotation++) {
+        const rotated = await runCli(['webhooks', 'rotate-secret', String(id), '--json'], cliEnv)
+        assert.equal(rotated.code, 0, rotated.stderr)
+        secrets.push((JSON.parse(rotated.stdout) as { secret: string }).secret)
+      }
+
+      await createdPet(api, { name: 'After two rotations', categoryId: 1 })
+      const [request] = await receiver.waitFor(1) as [ReceivedWebhook]
+
+      assert.equal(String(request.headers['webhook-signature']).split(' ').length, 3, 'one signature per secret still valid')
+      const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]))
+      for (const secret of secrets) assert.deepEqual(new Webhook(secret).verify(request.body, headers), JSON.parse(request.body), 'a Standard Webhooks library accepts each secret')
+    })
+
     test('When a secret is rotated with the CLI, then requests are signed under both secrets until 24 hours have passed, and under the new one alone from then on', async (t) => {
       const clock = manualClock()
       const receiver = await webhookReceiver(t)

@@ -225,7 +225,7 @@ for (const kind of testStores()) {
       const now = new Date()
       const until = later(now, 60_000)
 
-      const rotated = await webhooks.rotateWebhookSecret(id, 'whsec_bmV3LXNlY3JldA==', until)
+      const rotated = await webhooks.rotateWebhookSecret(id, 'whsec_bmV3LXNlY3JldA==', until, now)
       const during = await claim(webhooks, now)
       await webhooks.releaseWebhookEndpoint(during)
       const after = await claim(webhooks, until)
@@ -233,7 +233,33 @@ for (const kind of testStores()) {
       assert.equal(rotated, true)
       assert.deepEqual(during.secrets, ['whsec_bmV3LXNlY3JldA==', SECRET])
       assert.deepEqual(after.secrets, ['whsec_bmV3LXNlY3JldA=='])
-      assert.equal(await webhooks.rotateWebhookSecret(id + 1000, 'whsec_eA==', until), false)
+      assert.equal(await webhooks.rotateWebhookSecret(id + 1000, 'whsec_eA==', until, now), false)
+    })
+
+    test('When a secret is rotated again inside the overlap, then every retired secret signs until its own end, and the expired ones are dropped at the next rotation', async (t) => {
+      const { store, webhooks, databaseUrl } = await openFresh(t, kind)
+      const id = await addEndpoint(webhooks)
+      await createPet(store)
+      const start = new Date()
+      const [second, third, fourth] = ['whsec_c2Vjb25k', 'whsec_dGhpcmQ=', 'whsec_Zm91cnRo']
+      const at = (minutes: number): Date => later(start, minutes * 60_000)
+
+      // the first secret retired at 0 until 60, the second at 10 until 70
+      await webhooks.rotateWebhookSecret(id, second, at(60), at(0))
+      await webhooks.rotateWebhookSecret(id, third, at(70), at(10))
+      const secretsAt = async (minutes: number): Promise<string[]> => {
+        const claimed = await claim(webhooks, at(minutes))
+        await webhooks.releaseWebhookEndpoint(claimed)
+        return claimed.secrets
+      }
+
+      assert.deepEqual(await secretsAt(20), [third, second, SECRET], 'each retired secret still signs, newest first')
+      assert.deepEqual(await secretsAt(65), [third, second], 'the first secret ended at 60, the second still signs')
+      assert.deepEqual(await secretsAt(70), [third])
+      // at 80 both retired secrets have ended: the rotation keeps only the one it retires now
+      await webhooks.rotateWebhookSecret(id, fourth, at(80 + 24 * 60), at(80))
+      const [row] = await execSql(databaseUrl, 'SELECT retired_secrets FROM webhook_endpoints')
+      assert.deepEqual(JSON.parse(String(row?.retired_secrets)), [{ secret: third, until: at(80 + 24 * 60).getTime() }])
     })
 
     test('When endpoints are listed, then they come in id order with their queue counted, and never with a secret', async (t) => {

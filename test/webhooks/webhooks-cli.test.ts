@@ -82,8 +82,12 @@ for (const store of testStores()) {
       const cli = await cliOnFreshDatabase(t, store)
       const cases: Array<[string[], RegExp]> = [
         [['webhooks', 'add', 'http://93.184.215.14/hooks'], /must be https:.*WEBHOOK_ALLOW_HTTP=true/],
-        [['webhooks', 'add', 'https://127.0.0.1/hooks'], /127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback, private, link-local or metadata address/],
-        [['webhooks', 'add', 'https://localhost:8443/hooks'], /localhost resolves to .*WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/],
+        [['webhooks', 'add', 'https://127.0.0.1/hooks'], /127\.0\.0\.1 is in 127\.0\.0\.0\/8, Loopback .*WEBHOOK_ALLOWED_NETWORKS/],
+        [['webhooks', 'add', 'https://localhost:8443/hooks'], /localhost resolves to .*Loopback.*WEBHOOK_ALLOWED_NETWORKS/],
+        [['webhooks', 'add', 'https://[::127.0.0.1]/hooks'], /IPv4-compatible/],
+        [['webhooks', 'add', 'https://[2002:7f00:1::]/hooks'], /6to4/],
+        [['webhooks', 'add', 'https://192.0.2.10/hooks'], /Documentation, TEST-NET-1/],
+        [['webhooks', 'add', 'https://198.18.0.1/hooks'], /Benchmarking/],
         [['webhooks', 'add', 'https://169.254.169.254/latest/meta-data'], /169\.254\.169\.254/],
         [['webhooks', 'add', 'https://[::1]/hooks'], /::1/],
         [['webhooks', 'add', 'https://[fd00:ec2::254]/hooks'], /fd00:ec2::254/],
@@ -105,6 +109,17 @@ for (const store of testStores()) {
         assert.doesNotMatch(result.stdout, /whsec_/)
       }
       assert.deepEqual(await listJson(cli), [])
+    })
+
+    test('When WEBHOOK_ALLOWED_NETWORKS names a network, then add accepts an address in it and still refuses one just outside it', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store, { WEBHOOK_ALLOWED_NETWORKS: '192.0.2.0/25' })
+      const inside = await cli.run('webhooks', 'add', 'https://192.0.2.10/hooks', '--json')
+      const outside = await cli.run('webhooks', 'add', 'https://192.0.2.200/hooks')
+
+      assert.equal(inside.code, 0, inside.stderr)
+      assert.equal(outside.code, 2, outside.stdout)
+      assert.match(outside.stderr, /192\.0\.2\.200 is in 192\.0\.2\.0\/24, Documentation/)
+      assert.deepEqual((await listJson(cli)).map((endpoint) => endpoint.url), ['https://192.0.2.10/hooks'])
     })
 
     test('When --help is asked of any webhooks command, then it prints that command\'s usage and exits 0', async (t) => {

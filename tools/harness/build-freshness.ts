@@ -1,26 +1,18 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { staleBuildFiles as staleBelow } from '../../scripts/stale-build.js'
 import { PROJECT_ROOT } from './project-root.js'
 
 /**
- * The files of `src/` whose build in `dist/` is missing or older than they are (`src/x.ts` is built
- * to `dist/x.js`, `src/x.js` copied there), as paths below `src/`: `npm run build` brings them up to
- * date. Processes the tests start run the build, so a stale one would test old code.
+ * The files whose build in `dist/` is missing or older than they are (a file of `src/`, or the build's
+ * script, options or lockfile: scripts/stale-build.js), relative to `root`: `npm run build` brings them
+ * up to date. Processes the tests start run the build, so a stale one would test old code.
  */
 export function staleBuildFiles (root = PROJECT_ROOT): string[] {
-  const source = join(root, 'src')
-  return readdirSync(source, { recursive: true, encoding: 'utf8' })
-    .filter((file) => (file.endsWith('.ts') && !file.endsWith('.d.ts')) || file.endsWith('.js'))
-    .filter((file) => {
-      const built = join(root, 'dist', file.replace(/\.ts$/, '.js'))
-      return !existsSync(built) || statSync(built).mtimeMs < statSync(join(source, file)).mtimeMs
-    })
-    .sort()
+  return staleBelow(root)
 }
 
 function describe (stale: string[]): string {
-  return stale.slice(0, 5).map((file) => `src/${file}`).join(', ') + (stale.length > 5 ? ` and ${stale.length - 5} more` : '')
+  return stale.slice(0, 5).join(', ') + (stale.length > 5 ? ` and ${stale.length - 5} more` : '')
 }
 
 let checked = false

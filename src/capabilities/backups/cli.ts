@@ -43,7 +43,7 @@ export async function runBackupCommand (command: BackupCommand, file: string, lo
       out(`${database}: backed up ${backup.pets} pets to ${backup.file} (${backup.bytes} bytes); PRAGMA integrity_check: ok`)
     } else {
       const restore = await restoreSqlite(location.path, file)
-      out(`${database}: restored from ${file} (${restore.pets} pets; PRAGMA integrity_check: ok)` +
+      out(`${database}: restored from ${file} (${restore.pets} pets; PRAGMA integrity_check: ok; event ids continue after ${restore.eventIdsIssuedThrough})` +
         (restore.keptAs === undefined ? '; there was no database before' : `; the database it replaced is kept as ${restore.keptAs}`))
     }
     return 0

@@ -1,8 +1,9 @@
-import { copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { chmod, copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type BetterSqlite3 from 'better-sqlite3'
 import { Database } from '../../infra/database/sqlite/driver.js'
+import { createPrivateFile, PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../infra/database/sqlite/connection.js'
 
 /** What a backup wrote: the file, its size, and the pets it holds. */
 export interface SqliteBackup {
@@ -17,6 +18,8 @@ export interface SqliteRestore {
   readonly pets: number
   /** The replaced database, kept beside it; undefined when there was none. */
   readonly keptAs: string | undefined
+  /** The highest event id either database ever issued: the next event gets a higher one. */
+  readonly eventIdsIssuedThrough: number
 }
 
 /** A backup or restore that could not be made; the message says why, for the operator. */
@@ -44,10 +47,12 @@ export async function backupSqlite (database: string, target: string): Promise<S
   const file = resolve(target)
   if (file === resolve(database)) throw new SqliteBackupError('the backup file must not be the database itself')
   if (!existsSync(database)) throw new SqliteBackupError(`${database} does not exist: nothing to back up`)
-  await mkdir(dirname(file), { recursive: true })
+  await mkdir(dirname(file), { recursive: true, mode: PRIVATE_DIRECTORY_MODE })
   const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}`)
   await rm(partial, { force: true })
   try {
+    // VACUUM INTO writes into an empty file as it finds it: created 0600 here, as the database is
+    createPrivateFile(partial)
     const source = new Database(database, { fileMustExist: true })
     try {
       // a server may hold the write lock for a moment; a reader in WAL mode only waits on a checkpoint
@@ -78,15 +83,21 @@ export async function restoreSqlite (database: string, source: string): Promise<
   if (from === resolve(database)) throw new SqliteBackupError('the backup file must not be the database itself')
   if (!existsSync(from)) throw new SqliteBackupError(`${from} does not exist`)
   checkDatabase(from, from)
-  await mkdir(dirname(database), { recursive: true })
+  await mkdir(dirname(database), { recursive: true, mode: PRIVATE_DIRECTORY_MODE })
   const incoming = join(dirname(database), `.${basename(database)}.restoring-${process.pid}`)
   await copyFile(from, incoming)
   try {
+    // copyFile gives the copy the backup's mode; the database is the service's user's alone
+    await chmod(incoming, PRIVATE_FILE_MODE)
     await fsyncFile(incoming)
     const pets = checkDatabase(incoming, 'the copy of the backup')
     const guard = existsSync(database) ? takeSoleUse(database) : undefined
     let keptAs: string | undefined
+    let eventIdsIssuedThrough: number
     try {
+      // read under sole use: no writer can issue an id after this
+      eventIdsIssuedThrough = continueIds(incoming, guard === undefined ? [] : issuedIds(guard))
+      await fsyncFile(incoming)
       if (guard !== undefined) {
         keptAs = `${database}.before-restore-${new Date().toISOString().replaceAll(':', '-')}`
         await link(database, keptAs)
@@ -99,9 +110,39 @@ export async function restoreSqlite (database: string, source: string): Promise<
     } finally {
       guard?.close()
     }
-    return { database, pets, keptAs }
+    return { database, pets, keptAs, eventIdsIssuedThrough }
   } finally {
     await rm(incoming, { force: true })
+  }
+}
+
+/** What `db`'s AUTOINCREMENT counters say: the highest id each table ever issued. */
+function issuedIds (db: BetterSqlite3.Database): Array<{ name: string, seq: number }> {
+  return db.prepare('SELECT name, seq FROM sqlite_sequence').all() as Array<{ name: string, seq: number }>
+}
+
+/**
+ * Raises each AUTOINCREMENT counter of `file` to at least what the replaced database issued, so that no
+ * id is issued twice on one installation: an event id is a feed cursor and a `webhook-id` receivers
+ * deduplicate by, a pet's or an order's id is a client's reference. Returns the events' counter.
+ */
+function continueIds (file: string, issued: ReadonlyArray<{ name: string, seq: number }>): number {
+  const db = new Database(file, { fileMustExist: true })
+  try {
+    const raise = db.prepare('UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?')
+    // a table of the backup that never issued an id has no counter yet
+    const start = db.prepare('INSERT INTO sqlite_sequence (name, seq) SELECT @name, @seq WHERE ' +
+      "EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = @name) AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = @name)")
+    db.transaction(() => {
+      for (const { name, seq } of issued) {
+        raise.run(seq, name)
+        start.run({ name, seq })
+      }
+    })()
+    const events = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get() as { seq: number } | undefined
+    return events?.seq ?? 0
+  } finally {
+    db.close()
   }
 }
 

@@ -26,7 +26,15 @@ export function authenticate (scope: FastifyInstance, guard: FailedAuthGuard): v
   addBearerAuth(scope, { store: scope.keyStore, environmentKeys: config.apiKeys, readEnvironmentKeys: config.readApiKeys, cacheMs: config.apiKeyCacheMs, guard })
 }
 
-/** After {@link authenticate}: an operation that writes answers a read key 403 `insufficient_scope`, counted by operation and key. */
+/**
+ * After {@link authenticate}, before the routes: an operation that writes answers a read key 403
+ * `insufficient_scope`, counted by operation and key, each read key's series at 0 from its first request.
+ */
 export function authorize (scope: FastifyInstance): void {
-  addRoleCheck(scope, { onRefused: (key, operation) => { scope.metrics.insufficientScope.inc({ operation, api_key: key.name, role: key.role }) } })
+  const { insufficientScope } = scope.metrics
+  addRoleCheck(scope, {
+    onRefused: (key, operation) => { insufficientScope.inc({ operation, api_key: key.name, role: key.role }) },
+    // a key's series from its first request, at 0 (Prometheus's advice on missing series: rate() then sees the first refusal)
+    onRefusable: (key, operations) => { for (const operation of operations) insufficientScope.inc({ operation, api_key: key.name, role: key.role }, 0) }
+  })
 }

@@ -6,6 +6,8 @@ import { INSUFFICIENT_SCOPE_CHALLENGE, roleAllows, roleNeededFor } from './roles
 export interface RoleCheckOptions {
   /** Told of each refusal (for metrics): the key (its name and role, never the key) and the operation. */
   onRefused?: (key: AuthenticatedKey, operation: string) => void
+  /** Told, once per key name and role, of each key that may be refused, with every API operation (by id) it would be refused: to export the refusals' series at 0. */
+  onRefusable?: (key: AuthenticatedKey, operations: readonly string[]) => void
 }
 
 /**
@@ -15,8 +17,26 @@ export interface RoleCheckOptions {
  * are left to answer 404 and 405: they do nothing a read key could misuse.
  */
 export function addRoleCheck (app: FastifyInstance, options: RoleCheckOptions = {}): void {
+  const { onRefusable } = options
+  // the operations that need the write role, as the routes registered after this hook name them
+  const writing: string[] = []
+  const told = new Set<string>()
+  if (onRefusable !== undefined) {
+    app.addHook('onRoute', (route) => {
+      // the API's operations (those with an id); a refusal elsewhere (a stand-in route) is counted from its first
+      const operation = route.schema?.operationId
+      if (operation !== undefined && [route.method].flat().some((method) => roleNeededFor(method) === 'write')) writing.push(operation)
+    })
+  }
   app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
     const key = request.apiKey
+    if (onRefusable !== undefined && key !== null && !roleAllows(key.role, 'write')) {
+      const id = `${key.role}:${key.name}`
+      if (!told.has(id)) {
+        told.add(id)
+        onRefusable(key, writing)
+      }
+    }
     const needed = roleNeededFor(request.method)
     if (key === null || roleAllows(key.role, needed) || request.routeOptions.url === undefined || request.routeOptions.config.methodNotAllowed === true) {
       done()

@@ -52,6 +52,8 @@ const [FINAL_STATUS = 'sold'] = FINAL_STATUSES
  */
 const updatePet: FastifyPluginAsyncTypebox = async (app) => {
   acceptMergePatchBodies(app)
+  // every transition's series from the start, at 0: a rate() sees the first one (Prometheus's advice on missing series)
+  for (const from of PET_STATUSES) for (const to of STATUS_TRANSITIONS[from]) app.metrics.petTransitions.inc({ from, to }, 0)
 
   app.patch('/pets/:petId', {
     schema: {

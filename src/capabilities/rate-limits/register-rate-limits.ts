@@ -28,9 +28,13 @@ export const rateLimits = fp(async (app) => {
   // one id per database: instances of one deployment share counters, staging and production never do
   const deploymentId = await app.database.ensureSetting('deployment_id', randomUUID())
   let lastErrorLoggedAt = -Infinity
+  const perKey = config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs }
+  const failedAuth = { name: 'failed-auth', quota: config.authFailureLimit, windowMs: AUTH_FAILURE_WINDOW_MS }
+  // each policy's series from the start, at 0: a rate() sees the first rejection (Prometheus's advice on missing series)
+  for (const policy of [perKey, failedAuth]) if (policy !== undefined) app.metrics.rateLimitRejections.inc({ policy: policy.name }, 0)
   app.decorate('rateLimits', await RateLimits.register(app, {
-    perKey: config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
-    failedAuth: { name: 'failed-auth', quota: config.authFailureLimit, windowMs: AUTH_FAILURE_WINDOW_MS },
+    perKey,
+    failedAuth,
     redis,
     namespace: `petstore:${deploymentId}:rate-limit:`,
     clock: app.clock,

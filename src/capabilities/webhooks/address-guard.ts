@@ -1,39 +1,10 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { type BlockList, isIP, type LookupFunction } from 'node:net'
+import type { WebhookSettings } from '../../infra/config/config.js'
+import { isOwnAddress, networkList, specialRangeOf } from './special-addresses.js'
 
-/** Ranges a webhook must never reach unless private networks are allowed: the operator's own network and the cloud metadata services. */
-const PRIVATE_RANGES: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']> = [
-  ['0.0.0.0', 8, 'ipv4'], // "this network"
-  ['10.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'], // carrier-grade NAT
-  ['127.0.0.0', 8, 'ipv4'],
-  ['169.254.0.0', 16, 'ipv4'], // link-local, and the metadata service of most clouds (169.254.169.254)
-  ['172.16.0.0', 12, 'ipv4'],
-  ['192.0.0.0', 24, 'ipv4'],
-  ['192.168.0.0', 16, 'ipv4'],
-  ['198.18.0.0', 15, 'ipv4'], // benchmarking
-  ['224.0.0.0', 4, 'ipv4'], // multicast
-  ['240.0.0.0', 4, 'ipv4'], // reserved, and 255.255.255.255
-  ['::', 128, 'ipv6'],
-  ['::1', 128, 'ipv6'],
-  ['64:ff9b::', 96, 'ipv6'], // NAT64: an IPv4 address inside
-  ['fc00::', 7, 'ipv6'], // unique local (and AWS's fd00:ec2::254 metadata)
-  ['fe80::', 10, 'ipv6'], // link-local
-  ['ff00::', 8, 'ipv6'] // multicast
-]
-
-const blocked = new BlockList()
-for (const [network, prefix, type] of PRIVATE_RANGES) blocked.addSubnet(network, prefix, type)
-
-/** Whether an address is loopback, private, link-local, unique-local, metadata or otherwise not the public internet. */
-export function isPrivateAddress (address: string): boolean {
-  const family = isIP(address)
-  if (family === 4) return blocked.check(address, 'ipv4')
-  if (family !== 6) return true
-  // an IPv4-mapped IPv6 address (::ffff:10.0.0.1) is that IPv4 address
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1]
-  return mapped !== undefined ? blocked.check(mapped, 'ipv4') : blocked.check(address, 'ipv6')
-}
+/** What decides which addresses a webhook may reach. */
+export type AddressSettings = Pick<WebhookSettings, 'allowPrivateNetworks' | 'allowedNetworks'>
 
 /** A webhook URL that may not be called; the message says why, for `webhooks add` and for the delivery's log. */
 export class WebhookAddressError extends Error {
@@ -41,6 +12,46 @@ export class WebhookAddressError extends Error {
     super(message)
     this.name = 'WebhookAddressError'
   }
+}
+
+const allowedLists = new WeakMap<readonly string[], BlockList>()
+
+function allowedList (settings: AddressSettings): BlockList {
+  let list = allowedLists.get(settings.allowedNetworks)
+  if (list === undefined) {
+    list = networkList(settings.allowedNetworks)
+    allowedLists.set(settings.allowedNetworks, list)
+  }
+  return list
+}
+
+/**
+ * Why a webhook may not connect to `address`, or undefined when it may: an address of a special-purpose
+ * range or of this host's own interfaces is refused unless `WEBHOOK_ALLOWED_NETWORKS` names a network
+ * holding it (or `WEBHOOK_ALLOW_PRIVATE_NETWORKS` lifts the guard altogether).
+ */
+export function addressRefusal (address: string, settings: AddressSettings): string | undefined {
+  const reason = refusalReason(address, settings)
+  return reason === undefined ? undefined : `${address} is ${reason}`
+}
+
+/** {@link addressRefusal}'s reason alone: `in 10.0.0.0/8, Private-Use (RFC 1918)`. */
+function refusalReason (address: string, settings: AddressSettings): string | undefined {
+  if (settings.allowPrivateNetworks) return undefined
+  const family = isIP(address)
+  if (family === 0) return 'not an IP address'
+  if (allowedList(settings).check(address, family === 4 ? 'ipv4' : 'ipv6')) return undefined
+  const range = specialRangeOf(address)
+  if (range !== undefined) return `in ${range.network}/${range.prefix}, ${range.name}`
+  if (isOwnAddress(address)) return 'an address of this host\'s own interfaces'
+  return undefined
+}
+
+/** Why `host`, which resolves to `address`, is refused: said the same way at add and at delivery. */
+function resolvedRefusal (host: string, address: string, settings: AddressSettings): string | undefined {
+  if (host === address) return addressRefusal(address, settings)
+  const reason = refusalReason(address, settings)
+  return reason === undefined ? undefined : `${host} resolves to ${address}, which is ${reason}`
 }
 
 /** The host of a URL as DNS or an address literal knows it (`[::1]` → `::1`). */
@@ -59,38 +70,42 @@ export async function resolveHost (host: string): Promise<string[]> {
   })
 }
 
+const OPEN_IT = 'name its network in WEBHOOK_ALLOWED_NETWORKS to allow it'
+
 /**
- * Throws unless every address `host` resolves to is public. Used at `webhooks add`; at delivery the
+ * Throws unless every address `host` resolves to may be reached. Used at `webhooks add`; at delivery the
  * connection's own look-up is guarded ({@link guardedLookup}), so a name re-pointed since cannot slip through.
  */
-export async function assertPublicHost (host: string): Promise<void> {
-  const addresses = await resolveHost(host)
-  const internal = addresses.find(isPrivateAddress)
-  if (internal !== undefined) {
-    throw new WebhookAddressError(`${host} resolves to ${internal}, a loopback, private, link-local or metadata address; ` +
-      'set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true to allow it')
+export async function assertReachableHost (host: string, settings: AddressSettings): Promise<void> {
+  for (const address of await resolveHost(host)) {
+    const refusal = resolvedRefusal(host, address, settings)
+    if (refusal !== undefined) throw new WebhookAddressError(`${refusal}; ${OPEN_IT}`)
   }
 }
 
 /**
- * The DNS look-up of a webhook connection, refusing private addresses: the address checked is the
- * address connected to (no second look-up a rebinding DNS could answer differently).
+ * The DNS look-up of a webhook connection, refusing what {@link addressRefusal} refuses: the address
+ * checked is the address connected to (no second look-up a rebinding DNS could answer differently).
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error !== null) {
-      callback(error, '', 0)
-      return
-    }
-    const internal = addresses.find((entry) => isPrivateAddress(entry.address))
-    if (internal !== undefined) {
-      callback(new WebhookAddressError(`${hostname} resolves to ${internal.address}, a private address`), '', 0)
-      return
-    }
-    const wantsAll = (options as { all?: boolean }).all === true
-    const first = addresses[0]
-    if (wantsAll) (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses)
-    else if (first === undefined) callback(new WebhookAddressError(`${hostname} has no address`), '', 0)
-    else callback(null, first.address, first.family)
-  })
+export function guardedLookup (settings: AddressSettings): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error !== null) {
+        callback(error, '', 0)
+        return
+      }
+      for (const entry of addresses) {
+        const refusal = resolvedRefusal(hostname, entry.address, settings)
+        if (refusal !== undefined) {
+          callback(new WebhookAddressError(refusal), '', 0)
+          return
+        }
+      }
+      const wantsAll = (options as { all?: boolean }).all === true
+      const first = addresses[0]
+      if (wantsAll) (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses)
+      else if (first === undefined) callback(new WebhookAddressError(`${hostname} has no address`), '', 0)
+      else callback(null, first.address, first.family)
+    })
+  }
 }

@@ -11,8 +11,9 @@ export const WEBHOOK_COMMANDS = {
     usage: `webhooks add <url> [--events ${EVENT_TYPES.join(',')}] [--name <text>] [--json]`,
     help: `register an endpoint for the events it names (all by default) and print its id and signing secret
 (shown only this once); only events recorded from now on are sent to it. https: only (http: with
-WEBHOOK_ALLOW_HTTP=true); a host that is or resolves to a private address is refused unless
-WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. Adding the URL of a disabled endpoint re-enables it`
+WEBHOOK_ALLOW_HTTP=true); a host that is or resolves to a special-purpose address (loopback, private,
+link-local, documentation, 6to4, NAT64…) or one of this host's own is refused unless WEBHOOK_ALLOWED_NETWORKS
+names its network. Adding the URL of a disabled endpoint re-enables it`
   },
   'webhooks list': {
     usage: 'webhooks list [--json]',

@@ -70,11 +70,11 @@ export async function addEndpoint (store: WebhookStore, request: EndpointRequest
 }
 
 /**
- * Gives an endpoint a new secret; the current one keeps signing beside it for {@link SECRET_ROTATION_OVERLAP_MS}.
- * Undefined when no endpoint has this id.
+ * Gives an endpoint a new secret; the current one keeps signing beside it for {@link SECRET_ROTATION_OVERLAP_MS},
+ * and so do the secrets earlier rotations retired, each until its own overlap ends. Undefined when no endpoint has this id.
  */
 export async function rotateEndpointSecret (store: WebhookStore, id: number, now: Date): Promise<{ secret: string, previousUntil: Date } | undefined> {
   const secret = generateWebhookSecret()
   const previousUntil = new Date(now.getTime() + SECRET_ROTATION_OVERLAP_MS)
-  return await store.rotateWebhookSecret(id, secret, previousUntil) ? { secret, previousUntil } : undefined
+  return await store.rotateWebhookSecret(id, secret, previousUntil, now) ? { secret, previousUntil } : undefined
 }

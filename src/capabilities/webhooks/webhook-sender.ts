@@ -3,7 +3,7 @@ import type { Agent, request } from 'undici'
 import type { WebhookSettings } from '../../infra/config/config.js'
 import { stringifyJson } from '../../infra/json/exact-json.js'
 import type { Event } from '../events/index.js'
-import { guardedLookup, hostOf, isPrivateAddress } from './address-guard.js'
+import { addressRefusal, guardedLookup, hostOf } from './address-guard.js'
 import { signWebhook } from './signature.js'
 import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-policy.js'
 
@@ -42,7 +42,7 @@ export class WebhookSender {
     const undici = await import('undici')
     const settings = this.#settings
     const agent = new undici.Agent({
-      connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup }) },
+      connect: { timeout: settings.timeoutMs, ...(settings.allowPrivateNetworks ? {} : { lookup: guardedLookup(settings) }) },
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
       // a slow endpoint holds its connections, never more than a few
@@ -56,9 +56,8 @@ export class WebhookSender {
     const target = new URL(url)
     const host = hostOf(target)
     // an address literal is connected to without a look-up, so the guard on the look-up never sees it
-    if (!this.#settings.allowPrivateNetworks && isIP(host) !== 0 && isPrivateAddress(host)) {
-      return { delivered: false, error: `refused: ${host} is a private address` }
-    }
+    const refusal = isIP(host) === 0 ? undefined : addressRefusal(host, this.#settings)
+    if (refusal !== undefined) return { delivered: false, error: `refused: ${refusal}` }
     if (target.protocol !== 'https:' && !(target.protocol === 'http:' && this.#settings.allowHttp)) {
       return { delivered: false, error: `refused: ${target.protocol} URLs are not allowed` }
     }

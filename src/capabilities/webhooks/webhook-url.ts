@@ -1,15 +1,15 @@
 import type { WebhookSettings } from '../../infra/config/config.js'
-import { assertPublicHost, hostOf, WebhookAddressError } from './address-guard.js'
+import { assertReachableHost, hostOf, WebhookAddressError } from './address-guard.js'
 
 /** Longest endpoint URL accepted. */
 export const WEBHOOK_URL_MAX_LENGTH = 2000
 
 /**
  * Checks an endpoint URL as `webhooks add` takes it: absolute `https:` (or `http:` with `WEBHOOK_ALLOW_HTTP`),
- * no credentials (they would be logged and shown), and, unless private networks are allowed, a host
- * that resolves only to public addresses. Throws a {@link WebhookAddressError} saying what is wrong.
+ * no credentials (they would be logged and shown), and a host that resolves only to addresses a webhook
+ * may reach (see `addressRefusal`). Throws a {@link WebhookAddressError} saying what is wrong.
  */
-export async function checkWebhookUrl (text: string, settings: Pick<WebhookSettings, 'allowHttp' | 'allowPrivateNetworks'>): Promise<URL> {
+export async function checkWebhookUrl (text: string, settings: Pick<WebhookSettings, 'allowHttp' | 'allowPrivateNetworks' | 'allowedNetworks'>): Promise<URL> {
   if (text.length > WEBHOOK_URL_MAX_LENGTH) throw new WebhookAddressError(`the URL is longer than ${WEBHOOK_URL_MAX_LENGTH} characters`)
   if (!URL.canParse(text)) throw new WebhookAddressError(`"${text}" is not an absolute URL`)
   const url = new URL(text)
@@ -18,6 +18,6 @@ export async function checkWebhookUrl (text: string, settings: Pick<WebhookSetti
   }
   if (url.username !== '' || url.password !== '') throw new WebhookAddressError('the URL must not carry credentials; authenticate requests by their signature')
   if (url.hash !== '') throw new WebhookAddressError('the URL must not have a #fragment')
-  if (!settings.allowPrivateNetworks) await assertPublicHost(hostOf(url))
+  await assertReachableHost(hostOf(url), settings)
   return url
 }

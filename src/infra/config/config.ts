@@ -1,6 +1,7 @@
 import { isAbsolute, join, resolve } from 'node:path'
 import { BEARER_TOKEN } from '../credentials/credentials.js'
 import { ConfigError } from './config-error.js'
+import { parseNetworks } from './networks.js'
 import { INSTALL_ROOT } from '../runtime/install-root.js'
 import { parseTracing, type TraceSampler, type TracingSettings } from './otel-config.js'
 
@@ -81,8 +82,10 @@ export interface WebhookSettings {
   readonly concurrency: number
   /** `http:` URLs allowed besides `https:` (`WEBHOOK_ALLOW_HTTP`): for tests and closed networks only. */
   readonly allowHttp: boolean
-  /** Loopback, private, link-local and metadata addresses allowed (`WEBHOOK_ALLOW_PRIVATE_NETWORKS`). */
+  /** Every address allowed, special-purpose and this host's own included (`WEBHOOK_ALLOW_PRIVATE_NETWORKS`): tests and closed networks only. */
   readonly allowPrivateNetworks: boolean
+  /** Networks (CIDR) a webhook may reach although special-purpose or this host's (`WEBHOOK_ALLOWED_NETWORKS`). */
+  readonly allowedNetworks: readonly string[]
 }
 
 export type { TraceSampler, TracingSettings }
@@ -105,7 +108,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
-  'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ALLOW_HTTP', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+  'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ALLOW_HTTP', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_ALLOWED_NETWORKS',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   'OTEL_SDK_DISABLED', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'
@@ -185,7 +188,8 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
       retryScheduleMs: Object.freeze(parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE)),
       concurrency: parseInteger('WEBHOOK_CONCURRENCY', env.WEBHOOK_CONCURRENCY, 1, 256) ?? DEFAULT_WEBHOOK_CONCURRENCY,
       allowHttp: parseBoolean('WEBHOOK_ALLOW_HTTP', env.WEBHOOK_ALLOW_HTTP),
-      allowPrivateNetworks: parseBoolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', env.WEBHOOK_ALLOW_PRIVATE_NETWORKS)
+      allowPrivateNetworks: parseBoolean('WEBHOOK_ALLOW_PRIVATE_NETWORKS', env.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
+      allowedNetworks: Object.freeze(parseNetworks('WEBHOOK_ALLOWED_NETWORKS', env.WEBHOOK_ALLOWED_NETWORKS))
     })
   })
 }

@@ -39,7 +39,7 @@ describe('loadConfig', () => {
       workers: 1,
       tracing: undefined,
       eventRetentionDays: 30,
-      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 8, allowHttp: false, allowPrivateNetworks: false }
+      webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 8, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] }
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -74,7 +74,8 @@ describe('loadConfig', () => {
       WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1d',
       WEBHOOK_CONCURRENCY: '2',
       WEBHOOK_ALLOW_HTTP: 'true',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'TRUE'
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'TRUE',
+      WEBHOOK_ALLOWED_NETWORKS: ' 10.20.0.0/16, fd00:1::/64 '
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -98,7 +99,7 @@ describe('loadConfig', () => {
       workers: 4,
       tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
       eventRetentionDays: 7,
-      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true }
+      webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] }
     })
   })
 
@@ -126,7 +127,10 @@ describe('loadConfig', () => {
       [{ WEBHOOK_TIMEOUT_MS: '50' }, 'WEBHOOK_TIMEOUT_MS', /from 100 to 60000/],
       [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY', /from 1 to 256/],
       [{ WEBHOOK_ALLOW_HTTP: 'yes' }, 'WEBHOOK_ALLOW_HTTP', /must be true or false/],
-      [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', /must be true or false/]
+      [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' }, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', /must be true or false/],
+      [{ WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8, 192.168.1.0' }, 'WEBHOOK_ALLOWED_NETWORKS', /CIDR notation .*got "192\.168\.1\.0"/],
+      [{ WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/33' }, 'WEBHOOK_ALLOWED_NETWORKS', /got "10\.0\.0\.0\/33"/],
+      [{ WEBHOOK_ALLOWED_NETWORKS: 'intranet/24' }, 'WEBHOOK_ALLOWED_NETWORKS', /got "intranet\/24"/]
     ]
     for (const [env, variable, message] of cases) {
       const error = configError(env)

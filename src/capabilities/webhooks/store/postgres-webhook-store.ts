@@ -22,7 +22,10 @@ const SQL = {
   // the deliveries go with it (ON DELETE CASCADE)
   deleteEndpoint: { text: 'DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id' },
   rotateSecret: {
-    text: 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $2, secret = $3 WHERE id = $1 RETURNING id'
+    // the current secret joins the retired ones still open at $4; the expired ones are pruned
+    text: 'UPDATE webhook_endpoints SET retired_secrets = (SELECT coalesce(json_agg(s), \'[]\')::text FROM (' +
+      'SELECT s FROM json_array_elements(retired_secrets::json) s WHERE (s->>\'until\')::bigint > $4::bigint ' +
+      'UNION ALL SELECT json_build_object(\'secret\', secret, \'until\', $2::bigint)) retired), secret = $3 WHERE id = $1 RETURNING id'
   },
   enableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 RETURNING id' },
   hasEnabledEndpoints: { text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS enabled' },
@@ -110,8 +113,8 @@ export class PostgresWebhookStore implements WebhookStore {
     return (await this.#query(SQL.deleteEndpoint, [id])).length === 1
   }
 
-  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date): Promise<boolean> {
-    return (await this.#query(SQL.rotateSecret, [id, previousUntil.getTime(), secret])).length === 1
+  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date, now: Date): Promise<boolean> {
+    return (await this.#query(SQL.rotateSecret, [id, previousUntil.getTime(), secret, now.getTime()])).length === 1
   }
 
   async enableWebhookEndpoint (id: number): Promise<boolean> {

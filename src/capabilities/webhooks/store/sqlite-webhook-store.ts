@@ -16,7 +16,10 @@ const SQL = {
     `VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events)) RETURNING ${NEW_WEBHOOK_ENDPOINT_COLUMNS}`,
   listEndpoints: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w ORDER BY w.id`,
   deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = ?',
-  rotateSecret: 'UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?',
+  // the current secret joins the retired ones still open at `now`; the expired ones are pruned
+  rotateSecret: 'UPDATE webhook_endpoints SET retired_secrets = (SELECT json_group_array(json(value)) FROM (' +
+    "SELECT value FROM json_each(webhook_endpoints.retired_secrets) WHERE json_extract(value, '$.until') > @now " +
+    "UNION ALL SELECT json_object('secret', webhook_endpoints.secret, 'until', @until))), secret = @secret WHERE id = @id",
   enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ?',
   hasEnabledEndpoints: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)',
   // one statement under SQLite's write lock: two instances never take one endpoint. The endpoint whose
@@ -84,8 +87,8 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.#run(() => this.#statements.deleteEndpoint.run(id).changes === 1)
   }
 
-  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date): Promise<boolean> {
-    return this.#run(() => this.#statements.rotateSecret.run(previousUntil.getTime(), secret, id).changes === 1)
+  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date, now: Date): Promise<boolean> {
+    return this.#run(() => this.#statements.rotateSecret.run({ id, secret, until: previousUntil.getTime(), now: now.getTime() }).changes === 1)
   }
 
   async enableWebhookEndpoint (id: number): Promise<boolean> {

@@ -33,14 +33,14 @@ export interface ClaimedWebhookEndpointRow {
   url: string
   event_types: string
   secret: string
-  previous_secret: string | null
-  previous_secret_until: number | null
+  /** JSON: the secrets rotations retired, `[{ "secret", "until" }]`, until in ms; expired ones pruned at the next rotation. */
+  retired_secrets: string
   lease_token: string
   failing_since: number | null
 }
 
 /** The columns of {@link ClaimedWebhookEndpointRow}. */
-export const CLAIMED_WEBHOOK_ENDPOINT_COLUMNS = 'id, url, event_types, secret, previous_secret, previous_secret_until, lease_token, failing_since'
+export const CLAIMED_WEBHOOK_ENDPOINT_COLUMNS = 'id, url, event_types, secret, retired_secrets, lease_token, failing_since'
 
 /** A delivery with its event (LEFT JOINed: the event columns are null when retention deleted it). */
 export type DueWebhookDeliveryRow = { delivery_event_id: number, attempts: number } & { [column in keyof EventRow]: EventRow[column] | null }
@@ -75,10 +75,13 @@ export function rowToWebhookEndpoint (row: WebhookEndpointRow): WebhookEndpointR
   }
 }
 
-/** The claim as of `now`: the previous secret still signs while its rotation window is open. */
+/** A secret a rotation retired, and until when (ms) it still signs. */
+interface RetiredSecret { secret: string, until: number }
+
+/** The claim as of `now`: the current secret, then each retired one whose overlap is still open, newest first. */
 export function rowToClaimedWebhookEndpoint (row: ClaimedWebhookEndpointRow, now: Date): ClaimedWebhookEndpoint {
-  const secrets = [row.secret]
-  if (row.previous_secret !== null && row.previous_secret_until !== null && row.previous_secret_until > now.getTime()) secrets.push(row.previous_secret)
+  const retired = JSON.parse(row.retired_secrets) as RetiredSecret[]
+  const secrets = [row.secret, ...retired.filter(({ until }) => until > now.getTime()).reverse().map(({ secret }) => secret)]
   return {
     id: row.id,
     url: row.url,

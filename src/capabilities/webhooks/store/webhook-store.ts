@@ -61,8 +61,12 @@ export interface WebhookEndpointStore {
   listWebhookEndpoints (): Promise<WebhookEndpointRecord[]>
   /** Deletes an endpoint and its queue; false when no endpoint has this id. */
   removeWebhookEndpoint (id: number): Promise<boolean>
-  /** Signs with `secret` from now on, and with the current secret too until `previousUntil`; false when no endpoint has this id. */
-  rotateWebhookSecret (id: number, secret: string, previousUntil: Date): Promise<boolean>
+  /**
+   * Signs with `secret` from now on, and with the current secret too until `previousUntil`, beside the
+   * secrets earlier rotations retired until their own ends (those ended by `now` are dropped); false when
+   * no endpoint has this id.
+   */
+  rotateWebhookSecret (id: number, secret: string, previousUntil: Date, now: Date): Promise<boolean>
   /** Re-enables a disabled endpoint (its failure streak forgotten); false when no endpoint has this id. */
   enableWebhookEndpoint (id: number): Promise<boolean>
   /** Whether any endpoint is enabled: until one is, nothing is delivered (a read, no lock taken). */

@@ -1,0 +1,5 @@
+/** Files outside src/ that change what `npm run build` writes. */
+export const BUILD_INPUTS: readonly string[]
+
+/** The files below `root` whose build in `dist/` is missing or older than they are, relative to `root`. */
+export function staleBuildFiles (root: string): string[]
