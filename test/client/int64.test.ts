@@ -20,7 +20,7 @@ for (const store of testStores()) {
       assert.deepEqual(fetched, created)
       assert.deepEqual(pets, [created])
       assert.deepEqual(updated, { ...created, categoryId: -(2n ** 63n) })
-      assert.deepEqual(events.map((event) => event.data.pet.categoryId), [2n ** 63n - 1n, -(2n ** 63n)])
+      assert.deepEqual(events.map((event) => 'pet' in event.data ? event.data.pet.categoryId : undefined), [2n ** 63n - 1n, -(2n ** 63n)])
       assert.deepEqual(events[1]?.type === 'pet.updated' ? events[1].data.previous : undefined, { categoryId: 2n ** 63n - 1n })
       const small = await client.createPet({ name: 'Max', categoryId: 9007199254740991 })
       assert.equal(small.categoryId, Number.MAX_SAFE_INTEGER, 'a safe integer stays a number')

@@ -3,9 +3,9 @@ import { describe, test } from 'node:test'
 import { buildTestApp, testStores } from '../helpers/build-app.js'
 import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, fuzzValidUpdates } from '../../tools/fuzz/openapi-fuzzer.js'
 
-// seeded and bounded: a few seconds per store. Longer runs: npm run fuzz -- --runs 5000
+// seeded and bounded: a few seconds per store (400 hostile runs: enough that each of the document's operations, HEADs and the five order operations included, is drawn). Longer runs: npm run fuzz -- --runs 5000
 const SEED = 4242
-const HOSTILE_RUNS = 300
+const HOSTILE_RUNS = 400
 const VALID_CREATE_RUNS = 50
 const VALID_UPDATE_RUNS = 100
 
@@ -23,9 +23,8 @@ for (const store of testStores()) {
       assert.ok(!result.failed, result.report)
       t.diagnostic(`${result.cases} cases, ${fuzzer.stats.requests} requests: ${fuzzer.stats.summary()}`)
       // every operation of the document was exercised, and each one was also answered with success
-      for (const operation of fuzzer.api.operations) {
-        assert.ok([...fuzzer.stats.statuses.keys()].some((key) => key.startsWith(`${operation.id} `)), `${operation.id} was never called`)
-      }
+      const called = [...fuzzer.stats.statuses.keys()]
+      assert.deepEqual(fuzzer.api.operations.map((operation) => operation.id).filter((id) => !called.some((key) => key.startsWith(`${id} `))), [], 'operations never called')
       await fuzzer.verifyCatalogue()
     })
 

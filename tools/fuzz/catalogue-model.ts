@@ -24,6 +24,13 @@ export class CatalogueModel {
   /** Every pet created through the fuzzer, by id. */
   readonly pets = new Map<number, Pet>()
   readonly idempotency = new Map<string, { fingerprint: string, pet: Pet }>()
+  /** Every order placed through the fuzzer, by id: its pet and status as the last answer gave them. */
+  readonly orders = new Map<number, { petId: number, status: string }>()
+
+  /** Whether the pet has a `placed` or `approved` order (then only the order moves its status). */
+  hasOpenOrder (petId: number): boolean {
+    return [...this.orders.values()].some((order) => order.petId === petId && (order.status === 'placed' || order.status === 'approved'))
+  }
 
   /** The pets in id order, as a list pages them. */
   sortedPets (): Pet[] {

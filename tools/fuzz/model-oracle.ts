@@ -69,8 +69,9 @@ export class ModelOracle {
       return problems
     }
     switch (operation.id) {
-      case 'listStoreOrders':
-        expect([501], 'store orders are not implemented')
+      case 'placeOrder':
+      case 'updateOrder':
+        this.#followOrder(res)
         break
       case 'listPets':
         this.#checkList(operation, sent, res, expect, problems)
@@ -252,6 +253,7 @@ export class ModelOracle {
     let why = 'a valid patch of an existing pet'
     if (pet === undefined) [statuses, why] = [[404], `no pet has id ${id}`]
     else if (!matches) [statuses, why] = [[412], 'If-Match does not hold the pet\'s current tag']
+    else if (patch.status !== undefined && patch.status !== pet.status && this.#model.hasOpenOrder(pet.id)) [statuses, why] = [[409], 'the pet has an open order']
     else if (patch.status !== undefined && patch.status !== pet.status && STATUS_MOVES[pet.status]?.includes(patch.status) !== true) [statuses, why] = [[409], `${pet.status} cannot become ${patch.status}`]
     expect(verdict.kind === 'unsure' ? [...statuses, 400, 415] : statuses, why)
     if (res.statusCode !== 200 || pet === undefined) return
@@ -264,6 +266,16 @@ export class ModelOracle {
     if (read.statusCode !== 200 || !isDeepStrictEqual(canonical(readJson(read)), canonical(updated)) || read.headers.etag !== res.headers.etag) {
       problems.push(`GET ${operation.basePath}/pets/${id} answered ${read.statusCode} ${shorten(read.body)} (ETag ${String(read.headers.etag)}) instead of the patched pet with ETag ${String(res.headers.etag)}`)
     }
+  }
+
+  /** An order placed or moved moves its pet (placed: pending; delivered: sold; cancelled: available): the model follows. */
+  #followOrder (res: LightMyRequestResponse): void {
+    if (res.statusCode !== 200 && res.statusCode !== 201) return
+    const order = readJson<{ id: number, petId: number, status: string }>(res)
+    this.#model.orders.set(order.id, { petId: order.petId, status: order.status })
+    const pet = this.#model.pets.get(order.petId)
+    const petStatus = order.status === 'delivered' ? 'sold' : order.status === 'cancelled' ? 'available' : 'pending'
+    if (pet !== undefined) this.#model.pets.set(pet.id, { ...pet, status: petStatus })
   }
 
   /** What a create must answer, judged from the body and content type alone (the key is valid). */

@@ -1,9 +1,10 @@
 import { getPetDeprecationWarning } from './deprecation.js'
-import { PetStoreError, type OperationName } from './errors.js'
+import { endpoint, expectShape, isObject } from './answers.js'
 import { findLink } from './link-header.js'
-import { checkPollInterval, resolveOptions, type ClientOptions, type ClientSettings, type RequestOptions } from './options.js'
+import { orderOperations, type OrderOperations } from './orders.js'
+import { checkPollInterval, resolveOptions, type ClientOptions, type RequestOptions } from './options.js'
 import { sleep } from './retry.js'
-import { send, type ApiAnswer } from './transport.js'
+import { send } from './transport.js'
 import type { EventPage, Int64, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetPage, PetPatch, PetStoreEvent, UpdatedPet } from './types.js'
 
 /** Options of `createPet`. */
@@ -36,8 +37,8 @@ export interface FollowEventsOptions extends ListEventsQuery {
   pollIntervalMs?: number
 }
 
-/** A client of the Pet Store API v1; create it with {@link createClient}. */
-export interface PetStoreClient {
+/** A client of the Pet Store API v1 (the order operations are in {@link OrderOperations}); create it with {@link createClient}. */
+export interface PetStoreClient extends OrderOperations {
   /**
    * One page of pets, in `id` order (`limit` 1–100, default 20), optionally only those with
    * `status`. Retried like every call (GETs are safe to repeat).
@@ -141,6 +142,7 @@ export function createClient (options: ClientOptions): PetStoreClient {
   }
 
   return {
+    ...orderOperations(settings),
     listPets,
     listEvents,
 
@@ -223,25 +225,4 @@ function parsePosition (value: string | null | undefined): number | undefined {
   if (value === null || value === undefined || !/^\d{1,16}$/.test(value)) return undefined
   const position = Number(value)
   return Number.isSafeInteger(position) ? position : undefined
-}
-
-function endpoint (settings: ClientSettings, path: string): URL {
-  return new URL(settings.baseUrl + path)
-}
-
-function isObject (value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** `value` when the answer has the documented shape; an `unexpected_response` otherwise. */
-function expectShape<T> (ok: boolean, value: T, operation: OperationName, { response, attempts }: ApiAnswer): T {
-  if (ok) return value
-  throw new PetStoreError({
-    code: 'unexpected_response',
-    status: response.status,
-    message: `${operation}: the HTTP ${response.status} answer is not what the API describes`,
-    operation,
-    requestId: response.headers.get('x-request-id') ?? undefined,
-    attempts
-  })
 }

@@ -78,3 +78,36 @@ export interface EventPage {
    */
   nextAfter: number
 }
+
+/** An order for one pet (beta); while `placed` or `approved` (open), its pet is `pending`. */
+export type Order = components['schemas']['Order']
+
+/** An order to place: the `available` pet it is for. */
+export type NewOrder = components['schemas']['NewOrder']
+
+/** The change of an order: its new `status`. */
+export type OrderPatch = components['schemas']['OrderPatch']
+
+/** Where an order is: `placed`, `approved`, `delivered` or `cancelled` (the last two are final). */
+export type OrderStatus = components['schemas']['OrderStatus']
+
+/** How many pets are in each status, exact at the moment of the read. */
+export type Inventory = components['schemas']['Inventory']
+
+/** The query of `listOrders`: page size, status and pet filters, and the cursor of a previous page. */
+export type ListOrdersQuery = NonNullable<operations['listOrders']['parameters']['query']>
+
+/** What `getOrder` and `updateOrder` answer: the order as it now is, and its entity tag. */
+export interface TaggedOrder {
+  order: Order
+  /** The order's current `ETag`: pass it as `ifMatch` to `updateOrder` to change it only if nobody did in between. */
+  etag: string
+}
+
+/** One page of `listOrders`. */
+export interface OrderPage {
+  /** The orders of this page, in `id` order. */
+  orders: Order[]
+  /** Where the next page starts (from the `next` link); absent on the last page. Pass it back as `cursor` with the same filters. */
+  nextCursor?: string
+}

@@ -166,19 +166,75 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List store orders (not implemented)
-         * @description Referred to by the interface, but its parameters, payloads and responses are not shown, so in v1 it answers 501 `not_implemented` (after authentication, like every operation). Its interactive test panel is disabled.
+         * List orders (beta)
+         * @description Returns at most `limit` orders in `id` order, optionally only those with `status` and only those of `petId`. When more match, a `Link: <…>; rel="next"` header points at the next page.
          */
-        get: operations["listStoreOrders"];
+        get: operations["listOrders"];
+        put?: never;
+        /**
+         * Order a pet (beta)
+         * @description Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and `order.created` and the pet's `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent.
+         */
+        post: operations["placeOrder"];
+        delete?: never;
+        options?: never;
+        /**
+         * List orders (beta)
+         * @description Returns at most `limit` orders in `id` order, optionally only those with `status` and only those of `petId`. When more match, a `Link: <…>; rel="next"` header points at the next page.
+         */
+        head: operations["listOrders-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order (beta)
+         * @description Returns the order with its `ETag`; with `If-None-Match` holding that tag, 304 while it has not changed.
+         */
+        get: operations["getOrder"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         /**
-         * List store orders (not implemented)
-         * @description Referred to by the interface, but its parameters, payloads and responses are not shown, so in v1 it answers 501 `not_implemented` (after authentication, like every operation). Its interactive test panel is disabled.
+         * Get an order (beta)
+         * @description Returns the order with its `ETag`; with `If-None-Match` holding that tag, 304 while it has not changed.
          */
-        head: operations["listStoreOrders-head"];
+        head: operations["getOrder-head"];
+        /**
+         * Move an order (beta)
+         * @description Changes the order's `status` — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — and answers the order as it now is, with its `ETag`. Transitions: `placed` → `approved`, `placed` → `cancelled`, `approved` → `delivered`, `approved` → `cancelled`; `delivered` and `cancelled` are final. The pet moves with it in the same transaction: `delivered` makes it `sold`, `cancelled` `available`; `order.updated` and the pet's `pet.updated` are recorded. Setting the status the order already has changes nothing. With `If-Match`, the change is made only if the order still has that tag (else 412). The change is durable before 200 is sent.
+         */
+        patch: operations["updateOrder"];
+        trace?: never;
+    };
+    "/store/inventory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count pets by status (beta)
+         * @description The number of pets in each status, exact at the moment of the read: counts kept by the database in the transaction of every change of a pet, so reading them costs the same for ten pets or a million.
+         */
+        get: operations["getInventory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count pets by status (beta)
+         * @description The number of pets in each status, exact at the moment of the read: counts kept by the database in the transaction of every change of a pet, so reading them costs the same for ten pets or a million.
+         */
+        head: operations["getInventory-head"];
         patch?: never;
         trace?: never;
     };
@@ -191,7 +247,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the catalogue (beta)
-         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`): every change of a pet records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
          */
         get: operations["listEvents"];
         put?: never;
@@ -200,7 +256,7 @@ export interface paths {
         options?: never;
         /**
          * Follow the changes of the catalogue (beta)
-         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`): every change of a pet records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
          */
         head: operations["listEvents-head"];
         patch?: never;
@@ -219,7 +275,7 @@ export interface webhooks {
         put?: never;
         /**
          * A `pet.created` event, pushed to a registered endpoint (beta)
-         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 30s, 2m, 10m, 1h, 6h, 24h (each with up to 10 % jitter), then given up. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Deliveries to one endpoint are attempted in id order while it answers; after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
+         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 14h, 24h (each ±20 % jitter, never sooner than a `Retry-After` the receiver sent, honoured up to 1 h), then given up; a 429, 502, 503 or 504 makes the whole endpoint wait as long, and a 410 Gone disables the endpoint. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Up to 16 deliveries to one endpoint are in flight at once, and after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
          */
         post: operations["petCreatedWebhook"];
         delete?: never;
@@ -239,9 +295,49 @@ export interface webhooks {
         put?: never;
         /**
          * A `pet.updated` event, pushed to a registered endpoint (beta)
-         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 30s, 2m, 10m, 1h, 6h, 24h (each with up to 10 % jitter), then given up. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Deliveries to one endpoint are attempted in id order while it answers; after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
+         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 14h, 24h (each ±20 % jitter, never sooner than a `Retry-After` the receiver sent, honoured up to 1 h), then given up; a 429, 502, 503 or 504 makes the whole endpoint wait as long, and a 410 Gone disables the endpoint. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Up to 16 deliveries to one endpoint are in flight at once, and after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
          */
         post: operations["petUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A `order.created` event, pushed to a registered endpoint (beta)
+         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 14h, 24h (each ±20 % jitter, never sooner than a `Retry-After` the receiver sent, honoured up to 1 h), then given up; a 429, 502, 503 or 504 makes the whole endpoint wait as long, and a 410 Gone disables the endpoint. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Up to 16 deliveries to one endpoint are in flight at once, and after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
+         */
+        post: operations["orderCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A `order.updated` event, pushed to a registered endpoint (beta)
+         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 14h, 24h (each ±20 % jitter, never sooner than a `Retry-After` the receiver sent, honoured up to 1 h), then given up; a 429, 502, 503 or 504 makes the whole endpoint wait as long, and a 410 Gone disables the endpoint. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Up to 16 deliveries to one endpoint are in flight at once, and after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
+         */
+        post: operations["orderUpdatedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -254,10 +350,10 @@ export interface components {
         /** @description The body of every error answer. */
         Error: {
             /**
-             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503), `overloaded` (503).
+             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404 or 422), `order_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `pet_not_available` (409), `pet_has_open_order` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503), `overloaded` (503).
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "order_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "pet_not_available" | "pet_has_open_order" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
             /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
             message: string;
             /**
@@ -361,6 +457,108 @@ export interface components {
          *     ]
          */
         Pets: components["schemas"]["Pet"][];
+        /**
+         * @description Where an order is: `placed`, `approved`, `delivered` or `cancelled` (the last two are final).
+         * @enum {string}
+         */
+        OrderStatus: "placed" | "approved" | "delivered" | "cancelled";
+        /**
+         * @description An order for one pet. While it is `placed` or `approved` (open), its pet is `pending` and belongs to it.
+         * @example {
+         *       "id": 7,
+         *       "petId": 1,
+         *       "status": "placed",
+         *       "placedAt": "2026-11-25T09:31:12.500Z"
+         *     }
+         */
+        Order: {
+            /**
+             * Format: int64
+             * @description Unique identifier, assigned by the service when the order is placed: a positive int64.
+             * @example 7
+             */
+            id: number | bigint;
+            /**
+             * Format: int64
+             * @description The pet the order is for.
+             * @example 1
+             */
+            petId: number | bigint;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: date-time
+             * @description When the order was placed, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-25T09:31:12.500Z
+             */
+            placedAt: string;
+        };
+        /**
+         * @description An order to place. Types are strict (no coercion); any field not listed is rejected with 400.
+         * @example {
+         *       "petId": 1
+         *     }
+         */
+        NewOrder: {
+            /**
+             * Format: int64
+             * @description The pet to order: it must exist (else 422 `pet_not_found`) and be `available` (else 409 `pet_not_available`).
+             * @example 1
+             */
+            petId: number | bigint;
+        };
+        /**
+         * @description A JSON Merge Patch (RFC 7396) of an order: its `status`, the one field that may change. `null`, `id` and any other field are rejected with 400.
+         * @example {
+         *       "status": "approved"
+         *     }
+         */
+        OrderPatch: {
+            /**
+             * @description The new status. Only some transitions are allowed (see `updateOrder`); the status the order already has changes nothing.
+             * @enum {string}
+             */
+            status: "placed" | "approved" | "delivered" | "cancelled";
+        };
+        /**
+         * @description Orders ordered by `id` ascending, at most 100 (one page).
+         * @example [
+         *       {
+         *         "id": 7,
+         *         "petId": 1,
+         *         "status": "placed",
+         *         "placedAt": "2026-11-25T09:31:12.500Z"
+         *       }
+         *     ]
+         */
+        Orders: components["schemas"]["Order"][];
+        /**
+         * @description The number of pets in each status, exact at the moment of the read.
+         * @example {
+         *       "available": 12,
+         *       "pending": 3,
+         *       "sold": 40
+         *     }
+         */
+        Inventory: {
+            /**
+             * Format: int64
+             * @description How many pets are `available`.
+             * @example 3
+             */
+            available: number;
+            /**
+             * Format: int64
+             * @description How many pets are `pending`.
+             * @example 3
+             */
+            pending: number;
+            /**
+             * Format: int64
+             * @description How many pets are `sold`.
+             * @example 3
+             */
+            sold: number;
+        };
         /**
          * @description The fields a change changed, each with its value before the change; fields it left alone are absent.
          * @example {
@@ -468,7 +666,91 @@ export interface components {
             };
         };
         /**
-         * @description A change of the catalogue, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.
+         * @description An order was placed. Recorded in the transaction that placed it, beside the `pet.updated` of its pet becoming `pending`.
+         * @example {
+         *       "id": 43,
+         *       "type": "order.created",
+         *       "occurredAt": "2026-11-25T09:31:12.500Z",
+         *       "data": {
+         *         "order": {
+         *           "id": 7,
+         *           "petId": 1,
+         *           "status": "placed",
+         *           "placedAt": "2026-11-25T09:31:12.500Z"
+         *         }
+         *       }
+         *     }
+         */
+        OrderCreatedEvent: {
+            /**
+             * Format: int64
+             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @example 43
+             */
+            id: number;
+            /**
+             * @description An order was placed (`placeOrder`). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order.created";
+            /**
+             * Format: date-time
+             * @description When the change was committed, as RFC 3339 in UTC with milliseconds. Instances' clocks may differ slightly: order events by `id`, not by this time.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            occurredAt: string;
+            /** @description The order as it was placed. */
+            data: {
+                order: components["schemas"]["Order"];
+            };
+        };
+        /**
+         * @description An order's status changed. Recorded in the transaction of the change, beside the `pet.updated` of its pet when the pet's status moved (`delivered`: sold; `cancelled`: available). A request that changes nothing records none.
+         * @example {
+         *       "id": 44,
+         *       "type": "order.updated",
+         *       "occurredAt": "2026-11-25T10:02:00.000Z",
+         *       "data": {
+         *         "order": {
+         *           "id": 7,
+         *           "petId": 1,
+         *           "status": "approved",
+         *           "placedAt": "2026-11-25T09:31:12.500Z"
+         *         },
+         *         "previousStatus": "placed"
+         *       }
+         *     }
+         */
+        OrderUpdatedEvent: {
+            /**
+             * Format: int64
+             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @example 44
+             */
+            id: number;
+            /**
+             * @description An order's status changed (`updateOrder`). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order.updated";
+            /**
+             * Format: date-time
+             * @description When the change was committed, as RFC 3339 in UTC with milliseconds. Instances' clocks may differ slightly: order events by `id`, not by this time.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            occurredAt: string;
+            /** @description The order after the change, and its status before it. */
+            data: {
+                order: components["schemas"]["Order"];
+                /**
+                 * @description The order's status before the change.
+                 * @enum {string}
+                 */
+                previousStatus: "placed" | "approved" | "delivered" | "cancelled";
+            };
+        };
+        /**
+         * @description A change of the catalogue or of an order, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.
          * @example {
          *       "id": 41,
          *       "type": "pet.created",
@@ -483,7 +765,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"];
+        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"];
         /**
          * @description Events in `id` order, at most 100 (one page).
          * @example [
@@ -1700,7 +1982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The status cannot move from the pet's current one to the one asked for (`invalid_transition`): only `available` → `pending`, `available` → `sold`, `pending` → `available`, `pending` → `sold` are allowed. Nothing changed. */
+            /** @description The status cannot move from the pet's current one to the one asked for (`invalid_transition`): only `available` → `pending`, `available` → `sold`, `pending` → `available`, `pending` → `sold` are allowed; or the patch changes the status of a pet with an open order, whose status the order decides (`pet_has_open_order`; a patch leaving the status alone is made). Nothing changed. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1790,16 +2072,61 @@ export interface operations {
             };
         };
     };
-    listStoreOrders: {
+    listOrders: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Maximum number of orders returned: an integer from 1 to 100, default 20, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Restricts the result to orders with that status.
+                 * @example placed
+                 */
+                status?: "placed" | "approved" | "delivered" | "cancelled";
+                /**
+                 * @description Restricts the result to the orders of that pet.
+                 * @example 1
+                 */
+                petId?: number | bigint;
+                /**
+                 * @description Opaque position from the `next` link of a previous page. Bound to the `status` and `petId` filters it was issued for; a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A query parameter was sent; this operation takes none (`invalid_request`). */
+            /** @description A page of orders (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more orders match: `<…/v1/store/orders?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 7,
+                     *         "petId": 1,
+                     *         "status": "placed",
+                     *         "placedAt": "2026-11-25T09:31:12.500Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Orders"];
+                };
+            };
+            /** @description `limit`, `status`, `petId` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1841,18 +2168,6 @@ export interface operations {
             };
             /** @description Unexpected failure (`internal_error`); the message carries no internals. */
             500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Store orders are not implemented in v1 (`not_implemented`). */
-            501: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1879,16 +2194,232 @@ export interface operations {
             };
         };
     };
-    "listStoreOrders-head": {
+    placeOrder: {
         parameters: {
             query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new pet, e.g. a UUID, as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; a repeat while the first is still being processed is 409 `idempotency_request_in_progress`.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "petId": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got). */
+            201: {
+                headers: {
+                    /** @description Path of the new order: `/v1/store/orders/{id}`. */
+                    Location?: string;
+                    /** @description `true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was placed. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "petId": 1,
+                     *       "status": "placed",
+                     *       "placedAt": "2026-11-25T09:31:12.500Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The body is missing `petId`, has an invalid value or an unknown field, the `Idempotency-Key` header is malformed, a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The pet is not `available` (`pet_not_available`; the message says its status), or a request with the same `Idempotency-Key` is still being processed (`idempotency_request_in_progress`; retry after `Retry-After` seconds). Nothing changed. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` in UTF-8, or it has a `Content-Encoding` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No pet has `petId` (`pet_not_found`), or the `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "listOrders-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of orders returned: an integer from 1 to 100, default 20, in plain decimal digits.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Restricts the result to orders with that status.
+                 * @example placed
+                 */
+                status?: "placed" | "approved" | "delivered" | "cancelled";
+                /**
+                 * @description Restricts the result to the orders of that pet.
+                 * @example 1
+                 */
+                petId?: number | bigint;
+                /**
+                 * @description Opaque position from the `next` link of a previous page. Bound to the `status` and `petId` filters it was issued for; a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A query parameter was sent; this operation takes none (`invalid_request`). */
+            /** @description A page of orders (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more orders match: `<…/v1/store/orders?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `limit`, `status`, `petId` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1932,8 +2463,622 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Store orders are not implemented in v1 (`not_implemented`). */
-            501: {
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The identifier of the order: a positive int64 in plain decimal digits. An id no order has is 404.
+                 * @example 7
+                 */
+                orderId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "petId": 1,
+                     *       "status": "placed",
+                     *       "placedAt": "2026-11-25T09:31:12.500Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The order still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `orderId` is not a positive integer, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No order has this id (`order_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getOrder-head": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The identifier of the order: a positive int64 in plain decimal digits. An id no order has is 404.
+                 * @example 7
+                 */
+                orderId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The order still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `orderId` is not a positive integer, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No order has this id (`order_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    updateOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the change conditional: the `ETag` of the order as the client last saw it (from `getOrder` or `updateOrder`), a list of tags, or `*`. When the order's current tag is not among them (strong comparison), the answer is 412 `precondition_failed` and nothing changes. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The identifier of the order: a positive int64 in plain decimal digits. An id no order has is 404.
+                 * @example 7
+                 */
+                orderId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "approved"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["OrderPatch"];
+                /**
+                 * @example {
+                 *       "status": "approved"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPatch"];
+            };
+        };
+        responses: {
+            /** @description The order as it now is. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "petId": 1,
+                     *       "status": "placed",
+                     *       "placedAt": "2026-11-25T09:31:12.500Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description `orderId` is not a positive integer, the body is not a valid patch (`status` missing or not a status, `null`, or an unknown field), or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No order has this id (`order_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The order cannot move from its status to the one asked for (`invalid_transition`): only `placed` → `approved`, `placed` → `cancelled`, `approved` → `delivered`, `approved` → `cancelled` are allowed. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `If-Match` does not match the order's current `ETag` (`precondition_failed`): it changed since. Nothing changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/merge-patch+json` or `application/json` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInventory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "available": 12,
+                     *       "pending": 3,
+                     *       "sold": 40
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Inventory"];
+                };
+            };
+            /** @description A query parameter was sent; this operation takes none (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getInventory-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter was sent; this operation takes none (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1973,7 +3118,7 @@ export interface operations {
                  * @description Return only events of this type.
                  * @example pet.updated
                  */
-                type?: "pet.created" | "pet.updated";
+                type?: "pet.created" | "pet.updated" | "order.created" | "order.updated";
             };
             header?: never;
             path?: never;
@@ -2127,7 +3272,7 @@ export interface operations {
                  * @description Return only events of this type.
                  * @example pet.updated
                  */
-                type?: "pet.created" | "pet.updated";
+                type?: "pet.created" | "pet.updated" | "order.created" | "order.updated";
             };
             header?: never;
             path?: never;
@@ -2333,6 +3478,139 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["PetUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx status; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule, then given up. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every retry of this event, so a receiver deduplicates by it.
+                 * @example 42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in seconds since the epoch; signed, so a receiver can refuse old replays (the Standard Webhooks libraries allow 5 minutes).
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint's secret (the base64 after `whsec_`); during a secret rotation two, space-separated: the new secret's and the old one's. Verify it with any Standard Webhooks library before trusting the body.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description The sender.
+                 * @example petstore-webhooks/1.0.0
+                 */
+                "User-Agent": "petstore-webhooks/1.0.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, exactly as `listEvents` returns it. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 43,
+                 *       "type": "order.created",
+                 *       "occurredAt": "2026-11-25T09:31:12.500Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": 7,
+                 *           "petId": 1,
+                 *           "status": "placed",
+                 *           "placedAt": "2026-11-25T09:31:12.500Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx status; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule, then given up. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every retry of this event, so a receiver deduplicates by it.
+                 * @example 42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in seconds since the epoch; signed, so a receiver can refuse old replays (the Standard Webhooks libraries allow 5 minutes).
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint's secret (the base64 after `whsec_`); during a secret rotation two, space-separated: the new secret's and the old one's. Verify it with any Standard Webhooks library before trusting the body.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description The sender.
+                 * @example petstore-webhooks/1.0.0
+                 */
+                "User-Agent": "petstore-webhooks/1.0.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, exactly as `listEvents` returns it. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 44,
+                 *       "type": "order.updated",
+                 *       "occurredAt": "2026-11-25T10:02:00.000Z",
+                 *       "data": {
+                 *         "order": {
+                 *           "id": 7,
+                 *           "petId": 1,
+                 *           "status": "approved",
+                 *           "placedAt": "2026-11-25T09:31:12.500Z"
+                 *         },
+                 *         "previousStatus": "placed"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderUpdatedEvent"];
             };
         };
         responses: {
