@@ -118,6 +118,8 @@ describe('the release directory (npm run release)', () => {
         METRICS_PORT: String(metricsPort),
         LOG_LEVEL: 'info',
         HOME: dataDir,
+        // the suites load the machine: a first /docs build under that load is not overload (test/overload/ tests shedding)
+        OVERLOAD_SHEDDING: 'false',
         ...(store === 'postgres' ? { DATABASE_URL: await freshDatabaseUrl(t, 'postgres') } : {})
       })
       const server = new ServerProcess({ env, port, entry: 'build', installation: release.dir, node: release.node, label: `release (${store})`, ...(AS_ROOT ? { runAs: UNPRIVILEGED } : {}) })

@@ -48,7 +48,7 @@ for (const store of testStores()) {
         entry: 'build',
         node: await isolatedNode(t),
         port,
-        env: childEnv({ DATABASE_URL: serverDatabaseUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', WEBHOOK_RETRY_SCHEDULE: '50ms', ...dnsAnswersEnv(AT_DELIVERY) })
+        env: childEnv({ DATABASE_URL: serverDatabaseUrl, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', OVERLOAD_SHEDDING: 'false', WEBHOOK_RETRY_SCHEDULE: '50ms', ...dnsAnswersEnv(AT_DELIVERY) })
       })
       const kill = async (): Promise<void> => { await server.kill() }
       closeBeforeDrop(stores.databaseUrl, kill)
