@@ -25,6 +25,7 @@
  * this process's flags.
  */
 import { execFileSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
 import { run } from 'node:test'
@@ -256,6 +257,10 @@ async function main (): Promise<number> {
   say(`slowest files: ${took.sort(([, a], [, b]) => b - a).slice(0, SLOWEST_SHOWN)
     .map(([file, ms]) => `${relative(ROOT, file)} ${seconds(ms)} s`).join(', ')}`)
   say(`groups: ${groupTimes.join(', ')}`)
+  // every file's span, for whoever balances the groups (TEST_FILE_TIMES=path)
+  if (process.env.TEST_FILE_TIMES !== undefined) {
+    writeFileSync(process.env.TEST_FILE_TIMES, JSON.stringify(Object.fromEntries(took.map(([file, ms]) => [relative(ROOT, file), Math.round(ms)])), null, 1))
+  }
   say(outcome.describeStores(process.env))
   if (outcome.filesWithoutTests.length > 0) say(`files that ran no test: ${outcome.filesWithoutTests.map((file) => relative(ROOT, file)).join(', ')}`)
   if (outcome.summaryFailed && outcome.failures.length === 0) say('node:test reported the run as failed')
