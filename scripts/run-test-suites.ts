@@ -25,6 +25,7 @@
  * this process's flags.
  */
 import { execFileSync } from 'node:child_process'
+import { setMaxListeners } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
@@ -225,6 +226,8 @@ async function main (): Promise<number> {
     say(`${group.name} group: ${group.files.length} files, ${group.concurrency} at a time`)
     const groupStarted = performance.now()
     const stop = new AbortController()
+    // run() adds a listener to the signal per file: without this, Node warns of a leak past 10 files
+    setMaxListeners(group.files.length + 10, stop.signal)
     const watchdog = setInterval(() => {
       const stuck = filesRunningLongerThan(spans, group.files, FILE_TIMEOUT_MS + 60_000)
       if (stuck.length === 0 || stop.signal.aborted) return
