@@ -35,7 +35,7 @@ async function start (config: Config): Promise<void> {
   // before listening, so the key works on the first request the server answers
   const key = await createBootstrapKeyIfNone(app.keyStore, config.apiKeys)
   try {
-    await app.listen({ port: config.port, host: config.host })
+    await app.listen({ port: config.port, host: config.host, backlog: 4096 })
     if (cluster.isWorker) {
       // the primary serves METRICS_PORT, adding up every worker's figures
       app.metrics.collectProcessMetrics()

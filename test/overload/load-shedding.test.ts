@@ -95,6 +95,8 @@ for (const store of testStores()) {
       // a new connection's request, shed: the Error body and Retry-After, as the document declares them
       assert.deepEqual(JSON.parse(shed.body), { code: 'overloaded', message: 'This instance is overloaded and turned the request away unread; retry after Retry-After seconds.', status: 503 })
       assert.equal(shed.headers['retry-after'], '1')
+      // and its connection closed: kept-alive connections must not hold the loop's turns while new clients wait to be accepted
+      assert.equal(shed.headers.connection, 'close')
       const declared = document.paths['/pets']?.get?.responses['503']
       assert.ok(declared?.headers?.['Retry-After'] !== undefined, 'listPets declares no Retry-After on its 503')
       assert.match(shed.headers['retry-after'], new RegExp(declared.headers['Retry-After'].schema.pattern))
@@ -119,6 +121,7 @@ for (const store of testStores()) {
       const overloaded = [...load.answers, shed].filter((answer) => answer.status === 503 && (JSON.parse(answer.body) as { code: string }).code === 'overloaded')
       assert.ok(load.answers.some((answer) => answer.status === 200), 'the load got no 200 before it was shed')
       assert.deepEqual([...new Set(load.answers.map((answer) => answer.status))].sort(), [200, 503])
+      assert.deepEqual(load.answers.filter((answer) => answer.status === 503 && answer.headers.connection !== 'close'), [], 'a shed answer kept its connection open')
       const shedTotal = await shedCount(metricsPort)
       assert.equal(shedTotal, overloaded.length, 'petstore_overload_shed_total should count every shed answer')
       t.diagnostic(`${store}: ${load.answers.length} listPets under load, ${overloaded.length - 1} shed; counter ${shedTotal}`)

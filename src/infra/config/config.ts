@@ -82,6 +82,8 @@ export interface OverloadSettings {
   readonly maxEventLoopDelayMs: number
   /** Event-loop utilisation over a sample, 0 to 1, past which it sheds (`OVERLOAD_MAX_EVENT_LOOP_UTILIZATION`, in percent); 0: not checked. */
   readonly maxEventLoopUtilization: number
+  /** Connections waiting in the kernel's accept queue past which it sheds and closes (`OVERLOAD_MAX_ACCEPT_QUEUE`); 0: not checked. */
+  readonly maxAcceptQueue: number
 }
 
 /** Webhook delivery, from the `WEBHOOK_*` variables. */
@@ -126,7 +128,7 @@ export const CONFIG_VARIABLES = [
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
   'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_INTERVAL_MS', 'WEBHOOK_ALLOW_HTTP',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_ALLOWED_NETWORKS',
-  'OVERLOAD_SHEDDING', 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION',
+  'OVERLOAD_SHEDDING', 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', 'OVERLOAD_MAX_ACCEPT_QUEUE',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   'OTEL_SDK_DISABLED', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'
@@ -169,6 +171,8 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h,14h,14h,2
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 /** `OVERLOAD_MAX_EVENT_LOOP_DELAY_MS`: a client waits about this long per turn of the loop (docs/operations.md). */
 export const DEFAULT_OVERLOAD_MAX_EVENT_LOOP_DELAY_MS = 100
+/** `OVERLOAD_MAX_ACCEPT_QUEUE`: new connections waiting for the loop, one accepted per turn (docs/operations.md). */
+export const DEFAULT_OVERLOAD_MAX_ACCEPT_QUEUE = 64
 // a retry later than a week would outlive any receiver's interest (and the default event retention's margin)
 const MAX_RETRY_DELAY_MS = 7 * 86_400_000
 
@@ -219,7 +223,8 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
     overload: Object.freeze({
       shedding: isUnset(env.OVERLOAD_SHEDDING) || parseBoolean('OVERLOAD_SHEDDING', env.OVERLOAD_SHEDDING),
       maxEventLoopDelayMs: parseInteger('OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', env.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS, 0, 60_000) ?? DEFAULT_OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
-      maxEventLoopUtilization: (parseInteger('OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', env.OVERLOAD_MAX_EVENT_LOOP_UTILIZATION, 0, 100) ?? 0) / 100
+      maxEventLoopUtilization: (parseInteger('OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', env.OVERLOAD_MAX_EVENT_LOOP_UTILIZATION, 0, 100) ?? 0) / 100,
+      maxAcceptQueue: parseInteger('OVERLOAD_MAX_ACCEPT_QUEUE', env.OVERLOAD_MAX_ACCEPT_QUEUE, 0, 65_535) ?? DEFAULT_OVERLOAD_MAX_ACCEPT_QUEUE
     })
   })
 }

@@ -40,7 +40,7 @@ describe('loadConfig', () => {
       tracing: undefined,
       eventRetentionDays: 30,
       webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, 50_400_000, 50_400_000, 86_400_000], concurrency: 8, endpointConcurrency: 16, pollIntervalMs: 250, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] },
-      overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0 }
+      overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0, maxAcceptQueue: 64 }
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -81,7 +81,8 @@ describe('loadConfig', () => {
       WEBHOOK_ALLOWED_NETWORKS: ' 10.20.0.0/16, fd00:1::/64 ',
       OVERLOAD_SHEDDING: 'false',
       OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '250',
-      OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '95'
+      OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '95',
+      OVERLOAD_MAX_ACCEPT_QUEUE: '128'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -106,7 +107,7 @@ describe('loadConfig', () => {
       tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
       eventRetentionDays: 7,
       webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, endpointConcurrency: 3, pollIntervalMs: 500, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] },
-      overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95 }
+      overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95, maxAcceptQueue: 128 }
     })
   })
 
@@ -140,6 +141,7 @@ describe('loadConfig', () => {
       [{ WEBHOOK_ALLOWED_NETWORKS: 'intranet/24' }, 'WEBHOOK_ALLOWED_NETWORKS', /got "intranet\/24"/],
       [{ OVERLOAD_SHEDDING: 'off' }, 'OVERLOAD_SHEDDING', /must be true or false/],
       [{ OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '101' }, 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', /from 0 to 100/],
+      [{ OVERLOAD_MAX_ACCEPT_QUEUE: 'many' }, 'OVERLOAD_MAX_ACCEPT_QUEUE', /integer/],
       [{ OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0.5' }, 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', /integer/]
     ]
     for (const [env, variable, message] of cases) {
