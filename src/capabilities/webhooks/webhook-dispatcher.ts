@@ -176,6 +176,7 @@ export class WebhookDispatcher {
       log.info({ ...context, status: result.status, durationMs: now - started }, 'webhook delivered')
       metrics.webhookDeliveries.inc({ outcome: 'delivered', endpoint_id: String(claim.id) })
       metrics.webhookDeliveryDuration.observe({ outcome: 'delivered' }, seconds)
+      metrics.webhookDeliveryLag.observe(Math.max(0, now - Date.parse(event.occurredAt)) / 1000)
       return { outcome: { ...made, delivered: true } }
     }
     const decision = decideRetry(result, attempt, this.#options.settings.retryScheduleMs, now, Math.random())
