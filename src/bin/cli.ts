@@ -59,12 +59,18 @@ function readCommandLine (argv: readonly string[]): Request {
   if (first === 'help' || first === '--help' || first === '-h') return { help: USAGE }
   if (first === 'migrate' || first in BACKUP_COMMANDS) return { command: first as CommandName, args: argv.slice(1) }
   if (first !== 'keys' && first !== 'webhooks') throw new UsageError(`unknown command "${first}"`)
-  const actions = first === 'keys' ? 'create, list or revoke' : 'add, list, remove, rotate-secret or enable'
+  const actions = actionsOf(first === 'keys' ? KEY_COMMANDS : WEBHOOK_COMMANDS)
   if (second === undefined) throw new UsageError(`${first} needs an action: ${actions}`)
   if (second === '--help' || second === '-h') return { help: USAGE }
   const command = `${first} ${second}`
   if (!(command in COMMANDS)) throw new UsageError(`unknown ${first} action "${second}"; the actions are ${actions}`)
   return { command: command as CommandName, args: rest }
+}
+
+/** The actions of a command group, in words: `create, list or revoke`. */
+function actionsOf (commands: Record<string, unknown>): string {
+  const actions = Object.keys(commands).map((command) => command.slice(command.indexOf(' ') + 1))
+  return `${actions.slice(0, -1).join(', ')} or ${actions.at(-1) ?? ''}`
 }
 
 /** Runs one CLI command against the configured store; resolves to the exit code. */

@@ -98,7 +98,8 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
     // series whose labels are all known at start exist from the start (Prometheus's advice: rate() then sees the first increment)
     for (const series of ['petstore_rate_limit_rejections_total{policy="per-key"} 0', 'petstore_rate_limit_rejections_total{policy="failed-auth"} 0',
       'petstore_pet_transitions_total{from="available",to="pending"} 0', 'petstore_pet_transitions_total{from="available",to="sold"} 0',
-      'petstore_pet_transitions_total{from="pending",to="available"} 0', 'petstore_pet_transitions_total{from="pending",to="sold"} 0']) {
+      'petstore_pet_transitions_total{from="pending",to="available"} 0', 'petstore_pet_transitions_total{from="pending",to="sold"} 0',
+      'petstore_webhook_delivery_lag_seconds_count 0', 'petstore_webhook_delivery_lag_seconds_bucket{le="+Inf"} 0']) {
       assert.ok(counters.split('\n').includes(series), `${series} is not exported before its first increment`)
     }
     // a read key's refusals, from its first request (a read), for every operation that writes

@@ -8,6 +8,8 @@ import type { ClaimedWebhookEndpoint, WebhookStore } from '../../src/capabilitie
 import { execSql, testStores, type StoreKind } from '../helpers/databases.js'
 
 const LEASE_MS = 30_000
+// when an attempt was sent, how long it took, what the receiver answered: only the delivery log reads them
+const SENT = { startedAt: new Date(), durationMs: 5, status: undefined }
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 
 interface Opened { store: PetStore, events: EventStore, webhooks: WebhookStore, databaseUrl: string }
@@ -40,7 +42,7 @@ async function deliverAll (webhooks: WebhookStore, claimed: ClaimedWebhookEndpoi
     const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
     if (due === undefined) return delivered
     delivered.push(due.eventId)
-    await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: true } }], now)
+    await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { ...SENT, delivered: true } }], now)
   }
 }
 
@@ -152,10 +154,10 @@ for (const kind of testStores()) {
       const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
 
-      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 500', retryAt: later(now, 1_000), disable: false } }], now)
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { ...SENT, delivered: false, error: 'HTTP 500', retryAt: later(now, 1_000), disable: false } }], now)
       const beforeRetry = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 999), LEASE_MS, 1))[0]
       const retry = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 1_000), LEASE_MS, 1))[0]
-      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'timed out', retryAt: undefined, disable: false } }], later(now, 1_000))
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { ...SENT, delivered: false, error: 'timed out', retryAt: undefined, disable: false } }], later(now, 1_000))
       const afterGivingUp = (await webhooks.nextDueWebhookDeliveries(claimed, later(now, 10_000), LEASE_MS, 1))[0]
 
       assert.equal(beforeRetry, undefined)
@@ -175,8 +177,8 @@ for (const kind of testStores()) {
       await webhooks.scheduleWebhookDeliveries(first, 100)
       const due = (await webhooks.nextDueWebhookDeliveries(first, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
-      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 503', retryAt: later(now, 1_000), disable: false } }], now)
-      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 503', retryAt: later(now, 2_000), disable: false } }], later(now, 1_000))
+      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { ...SENT, delivered: false, error: 'HTTP 503', retryAt: later(now, 1_000), disable: false } }], now)
+      await webhooks.recordWebhookAttempts(first, [{ eventId: due.eventId, outcome: { ...SENT, delivered: false, error: 'HTTP 503', retryAt: later(now, 2_000), disable: false } }], later(now, 1_000))
       await webhooks.releaseWebhookEndpoint(first, now)
 
       const failing = await claim(webhooks, later(now, 2_000))
@@ -203,7 +205,7 @@ for (const kind of testStores()) {
       const due = (await webhooks.nextDueWebhookDeliveries(claimed, now, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
 
-      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 410', retryAt: later(now, 1_000), disable: true } }], now)
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: due.eventId, outcome: { ...SENT, delivered: false, error: 'HTTP 410', retryAt: later(now, 1_000), disable: true } }], now)
       await webhooks.releaseWebhookEndpoint(claimed, now)
       const whileDisabled = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b', true)
       const disabledAt = (await webhooks.listWebhookEndpoints())[0]?.disabledAt
@@ -333,8 +335,8 @@ for (const kind of testStores()) {
       const due = (await webhooks.nextDueWebhookDeliveries(current, takeover, LEASE_MS, 1))[0]
       assert.ok(due !== undefined)
       const dueToStale = (await webhooks.nextDueWebhookDeliveries(stale, takeover, LEASE_MS, 1))[0]
-      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { delivered: true } }], takeover)
-      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { delivered: false, error: 'HTTP 500', retryAt: undefined, disable: true } }], takeover)
+      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { ...SENT, delivered: true } }], takeover)
+      await webhooks.recordWebhookAttempts(stale, [{ eventId: due.eventId, outcome: { ...SENT, delivered: false, error: 'HTTP 500', retryAt: undefined, disable: true } }], takeover)
       await webhooks.releaseWebhookEndpoint(stale, now)
 
       assert.equal(scheduledByStale, 0)

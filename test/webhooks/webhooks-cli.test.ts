@@ -99,7 +99,17 @@ for (const store of testStores()) {
         [['webhooks', 'add', 'https://93.184.215.14/a', 'https://93.184.215.14/b'], /needs one URL/],
         [['webhooks', 'remove', 'abc'], /needs the numeric id/],
         [['webhooks', 'rotate-secret'], /needs the numeric id/],
-        [['webhooks', 'frobnicate'], /unknown webhooks action "frobnicate"/],
+        [['webhooks', 'frobnicate'], /unknown webhooks action "frobnicate"; the actions are add, list, remove, rotate-secret, enable, test, deliveries or retry/],
+        [['webhooks', 'test'], /webhooks test needs the numeric id/],
+        [['webhooks', 'test', '1', '2'], /webhooks test needs the numeric id/],
+        [['webhooks', 'deliveries', '0'], /webhooks deliveries needs the numeric id/],
+        [['webhooks', 'deliveries', '1', '--limit', '0'], /--limit must be an integer from 1 to 1000, got "0"/],
+        [['webhooks', 'deliveries', '1', '--limit', '1001'], /--limit must be an integer from 1 to 1000, got "1001"/],
+        [['webhooks', 'deliveries', '1', '--limit', '5x'], /--limit must be an integer from 1 to 1000, got "5x"/],
+        [['webhooks', 'deliveries', '1', '--limit'], /Option '--limit <value>' argument missing/],
+        [['webhooks', 'deliveries', '1', '--failed=yes'], /Option '--failed' does not take an argument/],
+        [['webhooks', 'retry', '-1'], /webhooks retry needs the numeric id|Unknown option '-1'/],
+        [['webhooks', 'retry', '1', '--all'], /Unknown option '--all'/],
         [['webhooks', 'add', 'https://93.184.215.14/hooks', '--colour', 'red'], /Unknown option '--colour'/]
       ]
       for (const [args, message] of cases) {
@@ -122,9 +132,32 @@ for (const store of testStores()) {
       assert.deepEqual((await listJson(cli)).map((endpoint) => endpoint.url), ['https://192.0.2.10/hooks'])
     })
 
+    test('When a command names an endpoint that does not exist, then it says so, naming the database, exits 1 and changes nothing', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store)
+      for (const args of [['remove', '7'], ['rotate-secret', '7'], ['enable', '7'], ['test', '7'], ['deliveries', '7'], ['deliveries', '7', '--failed', '--limit', '3', '--json'], ['retry', '7', '--json']]) {
+        const result = await cli.run('webhooks', ...args)
+        assert.equal(result.code, 1, `${args.join(' ')}: ${result.stdout}${result.stderr}`)
+        assert.equal(result.stderr.trim(), `petstore: no webhook endpoint has id 7 in ${cli.database}`, args.join(' '))
+        assert.equal(result.stdout, '', args.join(' '))
+      }
+      assert.deepEqual(await listJson(cli), [])
+    })
+
+    test('When remove and enable are asked for --json, then they print one JSON document naming the database', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store)
+      const added = await cli.run('webhooks', 'add', 'https://93.184.215.14/hooks', '--json')
+      const { endpoint: { id } } = JSON.parse(added.stdout) as { endpoint: { id: number } }
+
+      const enabled = await cli.run('webhooks', 'enable', String(id), '--json')
+      const removed = await cli.run('webhooks', 'remove', String(id), '--json')
+
+      assert.deepEqual(JSON.parse(enabled.stdout), { database: cli.database, id, enabled: true })
+      assert.deepEqual(JSON.parse(removed.stdout), { database: cli.database, id, removed: true })
+    })
+
     test('When --help is asked of any webhooks command, then it prints that command\'s usage and exits 0', async (t) => {
       const cli = await cliOnFreshDatabase(t, store)
-      for (const action of ['add', 'list', 'remove', 'rotate-secret', 'enable']) {
+      for (const action of ['add', 'list', 'remove', 'rotate-secret', 'enable', 'test', 'deliveries', 'retry']) {
         const result = await cli.run('webhooks', action, '--help')
         assert.equal(result.code, 0, result.stderr)
         assert.match(result.stdout, new RegExp(`^Usage: petstore webhooks ${action}`))

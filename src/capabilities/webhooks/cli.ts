@@ -1,9 +1,18 @@
 import type { Config } from '../../infra/config/config.js'
 import { EVENT_TYPES } from '../events/index.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
+import { createWebhookDeliveryLog } from './store/create-webhook-delivery-log.js'
 import { createWebhookStore } from './store/create-webhook-store.js'
-import type { WebhookEndpointRecord, WebhookStore } from './store/webhook-store.js'
+import type { WebhookDeliveryLog } from './store/webhook-delivery-log.js'
+import type { WebhookStore } from './store/webhook-store.js'
+import { formatAttempts, formatEndpoints } from './cli-tables.js'
 import { addEndpoint, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
+import { WEBHOOK_TEST_ID_PREFIX, WEBHOOK_TEST_TYPE, webhookTestMessage } from './webhook-test-message.js'
+
+/** `webhooks deliveries` lists this many attempts unless `--limit` says otherwise: a screenful. */
+export const DELIVERIES_LIMIT_DEFAULT = 50
+/** The most attempts `webhooks deliveries --limit` lists. */
+export const DELIVERIES_LIMIT_MAX = 1000
 
 /** The `webhooks` commands: how each is called and what it does, for `--help` and the overall usage. */
 export const WEBHOOK_COMMANDS = {
@@ -19,13 +28,35 @@ names its network. Adding the URL of a disabled endpoint re-enables it`
     usage: 'webhooks list [--json]',
     help: 'list endpoints: id, name, url, events, created, disabled, deliveries waiting and failed, last success and last failure (never a secret)'
   },
-  'webhooks remove': { usage: 'webhooks remove <id>', help: 'delete an endpoint and the deliveries still waiting for it' },
+  'webhooks remove': { usage: 'webhooks remove <id> [--json]', help: 'delete an endpoint, its waiting deliveries and its delivery attempts' },
   'webhooks rotate-secret': {
     usage: 'webhooks rotate-secret <id> [--json]',
     help: `give an endpoint a new signing secret and print it (shown only this once); for ${SECRET_ROTATION_OVERLAP_MS / 3_600_000} hours requests carry
 signatures under both secrets, so the receiver can switch without losing a delivery`
   },
-  'webhooks enable': { usage: 'webhooks enable <id>', help: 're-enable an endpoint disabled after failing for 3 days; its waiting deliveries resume' }
+  'webhooks enable': {
+    usage: 'webhooks enable <id> [--json]',
+    help: 're-enable an endpoint disabled after failing for 3 days (or by a 410 Gone answer); its waiting deliveries resume'
+  },
+  'webhooks test': {
+    usage: 'webhooks test <id> [--json]',
+    help: `send the endpoint one signed message of type ${WEBHOOK_TEST_TYPE} now, as deliveries are sent (same signing, address
+rules and timeout; also to a disabled endpoint), and print what came of it: the status or the error, and how long
+it took; exit code 1 when it was not delivered. Its body is {"type":"${WEBHOOK_TEST_TYPE}","timestamp":…,"data":{"endpointId":…,"message":…}},
+its webhook-id ${WEBHOOK_TEST_ID_PREFIX}…; it is not an event: not in the feed, not retried, not in webhooks deliveries`
+  },
+  'webhooks deliveries': {
+    usage: 'webhooks deliveries <id> [--failed] [--limit <n>] [--json]',
+    help: `show the endpoint's delivery attempts, newest first (the last ${DELIVERIES_LIMIT_DEFAULT}; --limit 1 to ${DELIVERIES_LIMIT_MAX}): event id
+and type, when it was sent, delivered or the status or error, how long it took, and the next attempt or
+"given up"; --failed shows only the attempts that failed. Attempts are kept as long as their events (EVENT_RETENTION_DAYS)`
+  },
+  'webhooks retry': {
+    usage: 'webhooks retry <id> [--json]',
+    help: `put every given-up delivery of the endpoint back in line, due now with the whole retry schedule again, and
+print how many; running instances are woken and send them oldest first (a disabled endpoint first needs
+webhooks enable)`
+  }
 } as const
 export type WebhookCommand = keyof typeof WEBHOOK_COMMANDS
 
@@ -33,9 +64,12 @@ export type WebhookCommand = keyof typeof WEBHOOK_COMMANDS
 export const WEBHOOK_COMMAND_OPTIONS = {
   'webhooks add': { events: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
   'webhooks list': { json: { type: 'boolean' } },
-  'webhooks remove': {},
+  'webhooks remove': { json: { type: 'boolean' } },
   'webhooks rotate-secret': { json: { type: 'boolean' } },
-  'webhooks enable': {}
+  'webhooks enable': { json: { type: 'boolean' } },
+  'webhooks test': { json: { type: 'boolean' } },
+  'webhooks deliveries': { failed: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+  'webhooks retry': { json: { type: 'boolean' } }
 } as const satisfies Record<WebhookCommand, Record<string, { type: 'string' | 'boolean' }>>
 
 /** A mistake in how a command was called: the message, printed with its usage, exit code 2. */
@@ -43,7 +77,15 @@ export class WebhookUsageError extends Error {}
 
 type Output = (line: string) => void
 type Values = Record<string, string | boolean | undefined>
-type Run = (webhooks: WebhookStore, database: string, out: Output, err: Output) => Promise<number>
+/** What a command runs with: the stores on the configured database, its description, and the outputs. */
+interface Context {
+  webhooks: WebhookStore
+  deliveryLog: WebhookDeliveryLog
+  database: string
+  out: Output
+  err: Output
+}
+type Run = (context: Context) => Promise<number>
 
 /**
  * Runs a `webhooks` command: its arguments are checked before the database is opened (a
@@ -54,7 +96,7 @@ export async function runWebhookCommand (command: WebhookCommand, values: Values
   const database = describeDatabase(config.database)
   const { database: opened } = await openDatabase(config.database)
   try {
-    return await run(createWebhookStore(opened), database, out, err)
+    return await run({ webhooks: createWebhookStore(opened), deliveryLog: createWebhookDeliveryLog(opened), database, out, err })
   } finally {
     await opened.close()
   }
@@ -69,7 +111,7 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
       const request = await checkEndpointRequest(text, optionalString(values.events), optionalString(values.name), config.webhooks).catch((error: unknown) => {
         throw error instanceof WebhookEndpointError ? new WebhookUsageError(error.field === 'url' ? `webhooks add: ${error.message}` : error.message) : error
       })
-      return async (webhooks, database, out, err) => {
+      return async ({ webhooks, database, out, err }) => {
         const added = await addEndpoint(webhooks, request, new Date())
         const { endpoint } = added
         switch (added.outcome) {
@@ -90,22 +132,22 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
     }
     case 'webhooks list':
       if (positionals.length > 0) throw new WebhookUsageError('webhooks list takes no arguments but --json')
-      return async (webhooks, database, out) => {
+      return async ({ webhooks, database, out }) => {
         const endpoints = await webhooks.listWebhookEndpoints()
         out(json ? JSON.stringify({ database, endpoints }, null, 2) : formatEndpoints(database, endpoints))
         return 0
       }
     case 'webhooks remove': {
       const id = endpointId(command, positionals)
-      return async (webhooks, database, out, err) => {
+      return async ({ webhooks, database, out, err }) => {
         if (!await webhooks.removeWebhookEndpoint(id)) return noSuchEndpoint(err, id, database)
-        out(`Removed webhook endpoint ${id} from ${database}, with the deliveries still waiting for it.`)
+        out(json ? JSON.stringify({ database, id, removed: true }, null, 2) : `Removed webhook endpoint ${id} from ${database}, with the deliveries still waiting for it.`)
         return 0
       }
     }
     case 'webhooks rotate-secret': {
       const id = endpointId(command, positionals)
-      return async (webhooks, database, out, err) => {
+      return async ({ webhooks, database, out, err }) => {
         const rotated = await rotateEndpointSecret(webhooks, id, new Date())
         if (rotated === undefined) return noSuchEndpoint(err, id, database)
         const { secret, previousUntil } = rotated
@@ -118,13 +160,85 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
     }
     case 'webhooks enable': {
       const id = endpointId(command, positionals)
-      return async (webhooks, database, out, err) => {
+      return async ({ webhooks, database, out, err }) => {
         if (!await webhooks.enableWebhookEndpoint(id)) return noSuchEndpoint(err, id, database)
-        out(`Enabled webhook endpoint ${id} in ${database}; its waiting deliveries resume.`)
+        out(json ? JSON.stringify({ database, id, enabled: true }, null, 2) : `Enabled webhook endpoint ${id} in ${database}; its waiting deliveries resume.`)
+        return 0
+      }
+    }
+    case 'webhooks test': {
+      const id = endpointId(command, positionals)
+      return async ({ deliveryLog, database, out, err }) => await sendTestMessage(deliveryLog, id, config, json, database, out, err)
+    }
+    case 'webhooks deliveries': {
+      const id = endpointId(command, positionals)
+      const query = { failedOnly: values.failed === true, limit: deliveriesLimit(values.limit) }
+      return async ({ deliveryLog, database, out, err }) => {
+        const attempts = await deliveryLog.listWebhookAttempts(id, query)
+        if (attempts === undefined) return noSuchEndpoint(err, id, database)
+        out(json ? JSON.stringify({ database, id, attempts }, null, 2) : formatAttempts(database, id, query, attempts))
+        return 0
+      }
+    }
+    case 'webhooks retry': {
+      const id = endpointId(command, positionals)
+      return async ({ deliveryLog, database, out, err }) => {
+        const retried = await deliveryLog.requeueGivenUpWebhookDeliveries(id)
+        if (retried === undefined) return noSuchEndpoint(err, id, database)
+        const { requeued, expired, disabled } = retried
+        if (json) {
+          out(JSON.stringify({ database, id, requeued, expired, disabled }, null, 2))
+          return 0
+        }
+        const lines = [requeued === 0
+          ? `Webhook endpoint ${id} in ${database} has no given-up delivery to retry.`
+          : `Put ${requeued} given-up ${requeued === 1 ? 'delivery' : 'deliveries'} of webhook endpoint ${id} back in line in ${database}; running instances send them now, oldest first.`]
+        if (expired > 0) lines.push(`${expired} given-up ${expired === 1 ? 'delivery stays' : 'deliveries stay'} given up: retention has deleted ${expired === 1 ? 'its event' : 'their events'}.`)
+        if (disabled) lines.push(`The endpoint is disabled: nothing is sent to it until \`webhooks enable ${id}\`.`)
+        out(lines.join('\n'))
         return 0
       }
     }
   }
+}
+
+/** Sends a `webhook.test` message with the sender deliveries use (its signing, address guard and timeout), and prints what came of it. */
+async function sendTestMessage (deliveryLog: WebhookDeliveryLog, id: number, config: Config, json: boolean, database: string, out: Output, err: Output): Promise<number> {
+  const now = new Date()
+  const target = await deliveryLog.findWebhookTestTarget(id, now)
+  if (target === undefined) return noSuchEndpoint(err, id, database)
+  const { message, id: webhookId } = webhookTestMessage(id, now)
+  // loaded only for this command: undici comes with it
+  const { WebhookSender } = await import('./webhook-sender.js')
+  const sender = new WebhookSender(config.webhooks)
+  const started = performance.now()
+  try {
+    const sent = await sender.post({ url: target.url, id: webhookId, body: JSON.stringify(message), secrets: target.secrets }, now, new AbortController().signal)
+    const durationMs = Math.round(performance.now() - started)
+    const status = sent.status ?? null
+    const error = sent.delivered ? null : sent.error
+    if (json) {
+      out(JSON.stringify({ database, id, url: target.url, webhookId, type: WEBHOOK_TEST_TYPE, disabled: target.disabled, delivered: sent.delivered, status, error, durationMs }, null, 2))
+    } else {
+      const sentTo = `a ${WEBHOOK_TEST_TYPE} message (webhook-id ${webhookId}) to webhook endpoint ${id} (${target.url}) of ${database}`
+      const note = target.disabled ? `\nThe endpoint is disabled: its deliveries resume after \`webhooks enable ${id}\`.` : ''
+      if (sent.delivered) out(`Sent ${sentTo}: delivered, answered ${sent.status} in ${durationMs} ms.${note}`)
+      else err(`petstore: sent ${sentTo}: not delivered: ${sent.error} (after ${durationMs} ms).${note}`)
+    }
+    return sent.delivered ? 0 : 1
+  } finally {
+    await sender.close()
+  }
+}
+
+function deliveriesLimit (value: string | boolean | undefined): number {
+  if (value === undefined) return DELIVERIES_LIMIT_DEFAULT
+  const text = String(value)
+  const limit = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN
+  if (!(limit >= 1 && limit <= DELIVERIES_LIMIT_MAX)) {
+    throw new WebhookUsageError(`webhooks deliveries: --limit must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}, got "${text}"`)
+  }
+  return limit
 }
 
 function optionalString (value: string | boolean | undefined): string | undefined {
@@ -142,15 +256,4 @@ function endpointId (command: WebhookCommand, positionals: string[]): number {
 function noSuchEndpoint (err: Output, id: number, database: string): number {
   err(`petstore: no webhook endpoint has id ${id} in ${database}`)
   return 1
-}
-
-function formatEndpoints (database: string, endpoints: readonly WebhookEndpointRecord[]): string {
-  if (endpoints.length === 0) return `No webhook endpoints in ${database}.`
-  const rows = [['ID', 'NAME', 'URL', 'EVENTS', 'CREATED', 'DISABLED', 'WAITING', 'FAILED', 'LAST SUCCESS', 'LAST FAILURE'],
-    ...endpoints.map((endpoint) => [String(endpoint.id), endpoint.name, endpoint.url, endpoint.eventTypes.join(','), endpoint.createdAt,
-      endpoint.disabledAt ?? '-', String(endpoint.waiting), String(endpoint.failed), endpoint.lastSuccessAt ?? '-',
-      endpoint.lastFailureAt === null ? '-' : `${endpoint.lastFailureAt} (${endpoint.lastFailure ?? 'failed'})`])]
-  const widths = (rows[0] as string[]).map((_, column) => Math.max(...rows.map((row) => (row[column] as string).length)))
-  const table = rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] as number)).join('  ').trimEnd()).join('\n')
-  return `Webhook endpoints in ${database}:\n\n${table}`
 }

@@ -150,7 +150,7 @@ export class WebhookDispatcher {
     if (due.event === undefined) {
       log.warn(context, 'webhook delivery given up: its event is no longer retained')
       metrics.webhookDeliveries.inc({ outcome: 'failed', endpoint_id: String(claim.id) })
-      return { outcome: { delivered: false, error: 'the event is no longer retained', retryAt: undefined, disable: false } }
+      return { outcome: { startedAt: new Date(clock.now()), durationMs: 0, status: undefined, delivered: false, error: 'the event is no longer retained', retryAt: undefined, disable: false } }
     }
     const event = due.event
     const started = clock.now()
@@ -171,11 +171,13 @@ export class WebhookDispatcher {
     if (signal.aborted && !result.delivered) return undefined
     const now = clock.now()
     const seconds = (now - started) / 1000
+    const made = { startedAt: new Date(started), durationMs: Math.round(now - started), status: result.status }
     if (result.delivered) {
       log.info({ ...context, status: result.status, durationMs: now - started }, 'webhook delivered')
       metrics.webhookDeliveries.inc({ outcome: 'delivered', endpoint_id: String(claim.id) })
       metrics.webhookDeliveryDuration.observe({ outcome: 'delivered' }, seconds)
-      return { outcome: { delivered: true } }
+      metrics.webhookDeliveryLag.observe(Math.max(0, now - Date.parse(event.occurredAt)) / 1000)
+      return { outcome: { ...made, delivered: true } }
     }
     const decision = decideRetry(result, attempt, this.#options.settings.retryScheduleMs, now, Math.random())
     const retryAt = decision.retryAt === undefined ? undefined : new Date(decision.retryAt)
@@ -186,6 +188,6 @@ export class WebhookDispatcher {
       outcome === 'failed' ? 'webhook delivery failed for good: the retry schedule is exhausted' : 'webhook delivery failed; retrying later')
     metrics.webhookDeliveries.inc({ outcome, endpoint_id: String(claim.id) })
     metrics.webhookDeliveryDuration.observe({ outcome }, seconds)
-    return { outcome: { delivered: false, error: result.error, retryAt, disable }, ...(decision.endpointWaitsUntil === undefined ? {} : { waitUntil: decision.endpointWaitsUntil }) }
+    return { outcome: { ...made, delivered: false, error: result.error, retryAt, disable }, ...(decision.endpointWaitsUntil === undefined ? {} : { waitUntil: decision.endpointWaitsUntil }) }
   }
 }

@@ -17,6 +17,14 @@ export interface WebhookRequest {
   secrets: readonly string[]
 }
 
+/** A message that is not an event of the feed (`webhook.test`): its own `webhook-id` and body. */
+export interface WebhookMessage {
+  url: string
+  id: string
+  body: string
+  secrets: readonly string[]
+}
+
 /** The undici pieces a sender uses, loaded with its first delivery. */
 interface UndiciClient {
   agent: Agent
@@ -51,8 +59,14 @@ export class WebhookSender {
     return { agent, request: undici.request }
   }
 
-  /** POSTs the event, signed, and says how it went; never throws. `signal` aborts it (shutdown). */
+  /** POSTs the event, signed, with its id as `webhook-id`, and says how it went; never throws. `signal` aborts it (shutdown). */
   async send ({ url, event, secrets }: WebhookRequest, now: Date, signal: AbortSignal): Promise<AttemptResult> {
+    // int64 values beyond 2^53 digit for digit, as the feed writes them
+    return await this.post({ url, id: String(event.id), body: stringifyJson(event), secrets }, now, signal)
+  }
+
+  /** POSTs a message, signed, with the same rules as an event's delivery; never throws. */
+  async post ({ url, id, body, secrets }: WebhookMessage, now: Date, signal: AbortSignal): Promise<AttemptResult> {
     const target = new URL(url)
     const host = hostOf(target)
     // an address literal is connected to without a look-up, so the guard on the look-up never sees it
@@ -61,10 +75,7 @@ export class WebhookSender {
     if (target.protocol !== 'https:' && !(target.protocol === 'http:' && this.#settings.allowHttp)) {
       return { delivered: false, error: `refused: ${target.protocol} URLs are not allowed` }
     }
-    const id = String(event.id)
     const timestamp = Math.floor(now.getTime() / 1000)
-    // int64 values beyond 2^53 digit for digit, as the feed writes them
-    const body = stringifyJson(event)
     try {
       const { agent, request } = await (this.#client ??= this.#connect())
       const answer = await request(target, {

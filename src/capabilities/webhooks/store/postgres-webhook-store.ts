@@ -72,17 +72,23 @@ const SQL = {
       'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT $5'
   },
   // the delivery is touched only when the endpoint's update found the lease still held
+  // the delivery log's row reads the delivery as it was before this statement (one snapshot): its attempts
+  // before this one. $5 when the attempt was sent, $6 how long it took, $7 the status
   recordSuccess: {
     name: 'petstore-record-webhook-success',
-    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
+    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
+      'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status) ' +
+      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, $5, $6, $7 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
       'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
-  // $6 null: the schedule is exhausted, the delivery is given up
+  // $6 null: the schedule is exhausted, the delivery is given up; $8 when the attempt was sent, $9 how long it took, $10 the status
   recordFailure: {
     name: 'petstore-record-webhook-failure',
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_failure_at = $3::bigint, last_failure = $5, ' +
       'failing_since = coalesce(failing_since, $3::bigint), disabled_at = CASE WHEN $7::boolean THEN coalesce(disabled_at, $3::bigint) ELSE disabled_at END ' +
-      'WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
+      'WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
+      'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status, error, next_attempt_at) ' +
+      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, $8, $9, $10, $5, $6 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
       'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
       'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
@@ -156,9 +162,12 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
-    const values = attempts.map(({ eventId, outcome }): [Statement, unknown[]] => outcome.delivered
-      ? [SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId]]
-      : [SQL.recordFailure, [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable]])
+    const values = attempts.map(({ eventId, outcome }): [Statement, unknown[]] => {
+      const made = [outcome.startedAt.getTime(), outcome.durationMs, outcome.status ?? null]
+      return outcome.delivered
+        ? [SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId, ...made]]
+        : [SQL.recordFailure, [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable, ...made]]
+    })
     const [only] = values
     if (values.length === 1 && only !== undefined) {
       await this.#query(only[0], only[1])

@@ -42,6 +42,9 @@ const SQL = {
   renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ?',
   nextDueDelivery: `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id ` +
     'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT ?',
+  // before the delivery's own update: the attempt's number is one more than those it counts
+  logAttempt: 'INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status, error, next_attempt_at) ' +
+    'SELECT endpoint_id, event_id, attempts + 1, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordSuccess: 'UPDATE webhook_endpoints SET last_success_at = ?, failing_since = NULL WHERE id = ? AND lease_token = ?',
   deleteDelivery: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordFailure: 'UPDATE webhook_endpoints SET last_failure_at = ?, last_failure = ?, failing_since = coalesce(failing_since, ?), ' +
@@ -147,12 +150,18 @@ export class SqliteWebhookStore implements WebhookStore {
     const record = this.#db.transaction((): void => {
       const statements = this.#statements
       for (const { eventId, outcome } of attempts) {
+        const log = (error: string | null, nextAttemptAt: number | null): void => {
+          statements.logAttempt.run(outcome.startedAt.getTime(), outcome.durationMs, outcome.status ?? null, error, nextAttemptAt, claim.id, eventId)
+        }
         if (outcome.delivered) {
           // the endpoint's update checks the lease first: a lease taken over is not written through
-          if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes === 1) statements.deleteDelivery.run(claim.id, eventId)
+          if (statements.recordSuccess.run(ms, claim.id, claim.leaseToken).changes !== 1) continue
+          log(null, null)
+          statements.deleteDelivery.run(claim.id, eventId)
           continue
         }
         if (statements.recordFailure.run(ms, outcome.error, ms, outcome.disable ? 1 : 0, ms, claim.id, claim.leaseToken).changes !== 1) continue
+        log(outcome.error, outcome.retryAt?.getTime() ?? null)
         if (outcome.retryAt === undefined) statements.giveUpDelivery.run(outcome.error, ms, claim.id, eventId)
         else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
       }

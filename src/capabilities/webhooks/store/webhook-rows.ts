@@ -1,5 +1,6 @@
 import type { EventType } from '../../events/index.js'
 import { rowToEvent, type EventRow } from '../../events/index.js'
+import type { WebhookAttemptRecord, WebhookTestTarget } from './webhook-delivery-log.js'
 import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookEndpointRecord } from './webhook-store.js'
 
 /** A webhook_endpoints row as `list` reads it, with its queue counted; times in ms on both engines. */
@@ -78,15 +79,19 @@ export function rowToWebhookEndpoint (row: WebhookEndpointRow): WebhookEndpointR
 /** A secret a rotation retired, and until when (ms) it still signs. */
 interface RetiredSecret { secret: string, until: number }
 
-/** The claim as of `now`: the current secret, then each retired one whose overlap is still open, newest first. */
-export function rowToClaimedWebhookEndpoint (row: ClaimedWebhookEndpointRow, now: Date): ClaimedWebhookEndpoint {
+/** The secrets that sign as of `now`: the current one, then each retired one whose overlap is still open, newest first. */
+export function signingSecrets (row: { secret: string, retired_secrets: string }, now: Date): string[] {
   const retired = JSON.parse(row.retired_secrets) as RetiredSecret[]
-  const secrets = [row.secret, ...retired.filter(({ until }) => until > now.getTime()).reverse().map(({ secret }) => secret)]
+  return [row.secret, ...retired.filter(({ until }) => until > now.getTime()).reverse().map(({ secret }) => secret)]
+}
+
+/** The claim as of `now`, with the secrets that sign then. */
+export function rowToClaimedWebhookEndpoint (row: ClaimedWebhookEndpointRow, now: Date): ClaimedWebhookEndpoint {
   return {
     id: row.id,
     url: row.url,
     eventTypes: splitEventTypes(row.event_types),
-    secrets,
+    secrets: signingSecrets(row, now),
     leaseToken: row.lease_token,
     failingSince: row.failing_since
   }
@@ -98,4 +103,45 @@ export function rowToDueWebhookDelivery (row: DueWebhookDeliveryRow): DueWebhook
     attempts: row.attempts,
     event: row.id === null ? undefined : rowToEvent(row as EventRow)
   }
+}
+
+/** A webhook_attempts row with its event's type (LEFT JOINed: null when retention deleted the event); times in ms. */
+export interface WebhookAttemptRow {
+  event_id: number
+  event_type: EventType | null
+  attempt: number
+  attempted_at: number
+  duration_ms: number
+  status: number | null
+  error: string | null
+  next_attempt_at: number | null
+}
+
+/** The columns of {@link WebhookAttemptRow}, the attempts named `a` and the events `e`. */
+export const WEBHOOK_ATTEMPT_COLUMNS = 'a.event_id, e.type AS event_type, a.attempt, a.attempted_at, a.duration_ms, a.status, a.error, a.next_attempt_at'
+
+/** An endpoint's row as a test message needs it. */
+export interface WebhookTestTargetRow {
+  url: string
+  secret: string
+  retired_secrets: string
+  disabled_at: number | null
+}
+
+export function rowToWebhookAttempt (row: WebhookAttemptRow): WebhookAttemptRecord {
+  return {
+    eventId: row.event_id,
+    eventType: row.event_type,
+    attempt: row.attempt,
+    attemptedAt: new Date(row.attempted_at).toISOString(),
+    durationMs: row.duration_ms,
+    result: row.error === null ? 'delivered' : row.next_attempt_at === null ? 'failed' : 'retrying',
+    status: row.status,
+    error: row.error,
+    nextAttemptAt: isoOrNull(row.next_attempt_at)
+  }
+}
+
+export function rowToWebhookTestTarget (row: WebhookTestTargetRow, now: Date): WebhookTestTarget {
+  return { url: row.url, secrets: signingSecrets(row, now), disabled: row.disabled_at !== null }
 }

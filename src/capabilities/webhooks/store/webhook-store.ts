@@ -48,11 +48,18 @@ export interface DueWebhookDelivery {
   event: Event | undefined
 }
 
+/** When an attempt was sent, how long it took and the receiver's status (none when it did not answer): what the delivery log keeps. */
+export interface WebhookAttemptMade {
+  startedAt: Date
+  durationMs: number
+  status: number | undefined
+}
+
 /** What one attempt came to. */
-export type WebhookAttemptOutcome =
+export type WebhookAttemptOutcome = WebhookAttemptMade & (
   | { delivered: true }
   /** `retryAt` undefined: the schedule is exhausted and the delivery is given up. `disable`: the endpoint has failed for too long. */
-  | { delivered: false, error: string, retryAt: Date | undefined, disable: boolean }
+  | { delivered: false, error: string, retryAt: Date | undefined, disable: boolean })
 
 /** The webhook endpoints as operators manage them (`npx petstore webhooks …`). */
 export interface WebhookEndpointStore {
@@ -88,7 +95,10 @@ export interface WebhookDeliveryStore {
   scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number>
   /** Up to `limit` due deliveries, smallest event ids first, and renews the lease to `now + leaseMs` (none when the lease was lost). */
   nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]>
-  /** Records attempts in one transaction: a delivered one is removed from the queue; a failed one waits for `retryAt`, or is given up. */
+  /**
+   * Records attempts in one transaction, each in the delivery log too: a delivered one is removed from the queue; a failed one
+   * waits for `retryAt`, or is given up.
+   */
   recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void>
   /**
    * Gives the lease back: any instance may take the endpoint from `until` on (now; later when the receiver

@@ -1,0 +1,65 @@
+import type { EventType } from '../../events/index.js'
+
+/** What an attempt came to: delivered; retrying (failed, another attempt is scheduled); failed (failed and given up). */
+export type WebhookAttemptResult = 'delivered' | 'retrying' | 'failed'
+
+/** One delivery attempt, as `webhooks deliveries` shows it. */
+export interface WebhookAttemptRecord {
+  eventId: number
+  /** Null when retention has deleted the event (the delivery was given up for that). */
+  eventType: EventType | null
+  /** 1 for a delivery's first attempt; counted from 1 again after `webhooks retry`. */
+  attempt: number
+  /** When it was sent. */
+  attemptedAt: string
+  durationMs: number
+  result: WebhookAttemptResult
+  /** The receiver's status, when it answered. */
+  status: number | null
+  /** Why it failed (`answered 503`, `timed out`, `ECONNREFUSED`, `refused: …`); null when delivered. */
+  error: string | null
+  /** When the delivery is tried again (`retrying` only): never sooner than the receiver's `Retry-After`. */
+  nextAttemptAt: string | null
+}
+
+/** Which attempts to list. */
+export interface WebhookAttemptQuery {
+  /** Only the attempts that failed (retrying or given up). */
+  failedOnly: boolean
+  limit: number
+}
+
+/** What `webhooks retry` did. */
+export interface RequeuedWebhookDeliveries {
+  /** Given-up deliveries put back in line, due at once. */
+  requeued: number
+  /** Given-up deliveries left as they are: retention has deleted their events, there is nothing left to send. */
+  expired: number
+  /** The endpoint is disabled: nothing is sent to it until it is enabled. */
+  disabled: boolean
+}
+
+/** Where a test message goes and what signs it. */
+export interface WebhookTestTarget {
+  url: string
+  /** The secrets that sign now: the current one, and those a rotation retired less than its overlap ago. */
+  secrets: string[]
+  disabled: boolean
+}
+
+/**
+ * What operators read and do beside the dispatcher (`npx petstore webhooks deliveries | retry | test`): the
+ * log of attempts (written by `recordWebhookAttempts`, in the same transaction) and the given-up deliveries.
+ */
+export interface WebhookDeliveryLog {
+  /** The endpoint's attempts, newest first, at most `limit`; undefined when no endpoint has this id. */
+  listWebhookAttempts (endpointId: number, query: WebhookAttemptQuery): Promise<WebhookAttemptRecord[] | undefined>
+  /**
+   * Puts every given-up delivery of the endpoint whose event is still retained back in line: due at once,
+   * its attempts counted from 0 (the whole retry schedule again), delivered in event-id order, oldest
+   * first; wakes the dispatchers. Undefined when no endpoint has this id.
+   */
+  requeueGivenUpWebhookDeliveries (endpointId: number): Promise<RequeuedWebhookDeliveries | undefined>
+  /** The endpoint's URL and the secrets that sign as of `now`; undefined when no endpoint has this id. */
+  findWebhookTestTarget (endpointId: number, now: Date): Promise<WebhookTestTarget | undefined>
+}
