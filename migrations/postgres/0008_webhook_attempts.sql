@@ -5,7 +5,7 @@
 -- trigger deletes an event's attempts with it (retention deletes a prefix of the ids, so every attempt
 -- up to the deleted ids goes, also one recorded after its event was deleted), and with its endpoint.
 CREATE TABLE webhook_attempts (
-  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id bigint GENERATED ALWAYS AS IDENTITY (MAXVALUE 9007199254740991) PRIMARY KEY,
   endpoint_id bigint NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
   event_id bigint NOT NULL,
   -- 1 for the first attempt (counted again from 1 after `webhooks retry`)

@@ -79,7 +79,7 @@ describe('PostgreSQL database (postgres)', requiresPostgres(), () => {
     const columns = await execSql(databaseUrl,
       "SELECT table_name, data_type, is_identity, identity_generation, identity_maximum FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'id' ORDER BY table_name")
 
-    assert.deepEqual(columns, ['api_keys', 'events', 'orders', 'pets', 'webhook_endpoints'].map((table) => ({
+    assert.deepEqual(columns, ['api_keys', 'events', 'orders', 'pets', 'webhook_attempts', 'webhook_endpoints'].map((table) => ({
       table_name: table, data_type: 'bigint', is_identity: 'YES', identity_generation: 'ALWAYS', identity_maximum: String(Number.MAX_SAFE_INTEGER)
     })))
   })
