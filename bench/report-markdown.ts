@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PROJECT_ROOT } from '../tools/harness/project-root.js'
 import { CONNECTIONS } from './_util/plan.js'
-import { fmt, times, type Ratios, type Report } from './report.js'
+import { fmt, TARGETS, times, type Ratios, type Report } from './report.js'
 
 const verdict = (met: boolean | undefined): string => met === undefined ? '–' : met ? 'met' : '**missed**'
 
@@ -31,7 +31,25 @@ export function docsTable (report: Report): string {
       `${fmt(bare?.reqPerSec)} | ${fmt(bare?.cpuUsPerRequest, 1)} | ${fmt(bare?.p99OverP50, 2)} |`)
   }
   lines.push('', '| target | measured | goal | |', '|---|--:|---|---|')
-  for (const check of report.targets) lines.push(`| ${check.check} | ${check.measured} | ${check.target} | ${verdict(check.met)} |`)
+  for (const check of report.targets.filter((c) => c.perScenario === undefined)) lines.push(`| ${check.check} | ${check.measured} | ${check.target} | ${verdict(check.met)} |`)
+  lines.push(everyScenario(report, 'p99', `every scenario's p99 at ${CONNECTIONS} connections`, `≤ ${TARGETS.p99Ms} ms`))
+  lines.push(everyScenario(report, 'tail', 'every scenario\'s p99/p50', `≤ max(${TARGETS.tailRatio.floor}, ${TARGETS.tailRatio.vsPeer} × the peer's)`))
+  return `${lines.join('\n')}\n`
+}
+
+/** One row for a target every scenario has: which scenarios met it and which missed it (each in the scenario table). */
+function everyScenario (report: Report, target: 'p99' | 'tail', name: string, goal: string): string {
+  const checks = report.targets.filter((check) => check.perScenario?.target === target)
+  const those = (met: boolean | undefined): string => checks.filter((check) => check.met === met).map((check) => check.perScenario?.scenario).join('; ')
+  const parts = [['met by', those(true)], ['**missed** by', those(false)], ['not measured:', those(undefined)]].filter(([, list]) => list !== '')
+  const verdictOfAll = checks.length === 0 || checks.some((check) => check.met === undefined) ? undefined : checks.every((check) => check.met === true)
+  return `| ${name} | ${parts.map(([label, list]) => `${label ?? ''} ${list ?? ''}`).join('. ') || '–'} | ${goal} | ${verdict(verdictOfAll)} |`
+}
+
+/** Each scenario's own p99 and p99/p50 against their targets. */
+function perScenarioTable (report: Report): string {
+  const lines = ['| target | measured | goal | |', '|---|--:|---|---|']
+  for (const check of report.targets.filter((c) => c.perScenario !== undefined)) lines.push(`| ${check.check} | ${check.measured} | ${check.target} | ${verdict(check.met)} |`)
   return `${lines.join('\n')}\n`
 }
 
@@ -59,6 +77,7 @@ function markdown (report: Report): string {
   }
   lines.push(`${m.cpuModel}, ${m.cores} cores, Node ${m.node}, ${m.os}. Elapsed: ${report.elapsedSeconds ?? '?'} s.`, '')
   lines.push('## Scenarios', '', docsTable(report))
+  lines.push('## Every scenario\'s tail', '', perScenarioTable(report))
   lines.push('## The service against the bare baseline and the peer', '', 'Each ratio is the median over rounds of the ratio within a round.', '', ratiosTable(report))
   lines.push('## Per server', '', '| scenario | store | server | req/s | CPU µs/req | CPUs busy | p50 ms | p90 ms | p99 ms | p99/p50 | loop lag p99 ms | RSS MB | non-2xx / errors |', '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
   for (const row of report.rows) {

@@ -77,6 +77,8 @@ export interface Check {
   measured: string
   target: string
   met: boolean | undefined
+  /** For a target every scenario has: which one (`listPets (sqlite)`), and which target. */
+  perScenario?: { scenario: string, target: 'p99' | 'tail' }
 }
 
 export interface Report {
@@ -253,12 +255,13 @@ function measuredRow (report: Report, scenario: string, store: StoreKind): Scena
 export function evaluateTargets (report: Report): Check[] {
   const row = (scenario: string, store: StoreKind): ScenarioRow | undefined => measuredRow(report, scenario, store)
   const checks: Check[] = []
-  const atMost = (check: string, value: number | undefined, limit: number, unit: '×' | 'ms' | 'MB' = '×', digits = 2): void => {
+  const atMost = (check: string, value: number | undefined, limit: number, unit: '×' | 'ms' | 'MB' = '×', digits = 2, perScenario?: Check['perScenario']): void => {
     checks.push({
       check,
       measured: unit === '×' ? times(value) : `${fmt(value, digits)} ${unit}`,
       target: unit === '×' ? `≤ ${limit}×` : `≤ ${limit} ${unit}`,
-      met: value === undefined ? undefined : value <= limit
+      met: value === undefined ? undefined : value <= limit,
+      ...(perScenario === undefined ? {} : { perScenario })
     })
   }
   const atLeast = (check: string, value: number | undefined, limit: number): void => {
@@ -277,7 +280,7 @@ export function evaluateTargets (report: Report): Check[] {
   }
   for (const scenarioRow of report.rows.filter((r) => r.error === undefined)) {
     const where = `${scenarioRow.scenario} (${scenarioRow.store})`
-    atMost(`${where}: p99 at ${CONNECTIONS} connections`, scenarioRow.figures.service?.p99Ms, TARGETS.p99Ms, 'ms', 2)
+    atMost(`${where}: p99 at ${CONNECTIONS} connections`, scenarioRow.figures.service?.p99Ms, TARGETS.p99Ms, 'ms', 2, { scenario: where, target: 'p99' })
     const peerTail = scenarioRow.figures.peer?.p99OverP50
     const limit = peerTail === undefined ? undefined : Math.max(TARGETS.tailRatio.floor, TARGETS.tailRatio.vsPeer * peerTail)
     const tail = scenarioRow.figures.service?.p99OverP50
@@ -285,7 +288,8 @@ export function evaluateTargets (report: Report): Check[] {
       check: `${where}: p99/p50 (peer ${fmt(peerTail, 2)}, bare ${fmt(scenarioRow.figures.bare?.p99OverP50, 2)})`,
       measured: fmt(tail, 2),
       target: limit === undefined ? '–' : `≤ ${fmt(limit, 2)} (max(${TARGETS.tailRatio.floor}, ${TARGETS.tailRatio.vsPeer} × peer))`,
-      met: tail === undefined || limit === undefined ? undefined : tail <= limit
+      met: tail === undefined || limit === undefined ? undefined : tail <= limit,
+      perScenario: { scenario: where, target: 'tail' }
     })
   }
   atMost(`cold start to first 200 (sqlite, median of ${report.coldStartMs.length})`, median(report.coldStartMs), TARGETS.coldStartMs, 'ms', 0)
