@@ -76,7 +76,7 @@ function insertedRange (row: Record<string, unknown> | undefined, afterId: numbe
   return [first, last]
 }
 
-const RANGE_SQL = (kind: StoreKind): string => `SELECT min(id) AS first, max(id) AS last, count(*) AS count FROM pets WHERE id > ${kind === 'sqlite' ? '?' : '$1'}`
+const idsAfterSql = (kind: StoreKind): string => `SELECT min(id) AS first, max(id) AS last, count(*) AS count FROM pets WHERE id > ${kind === 'sqlite' ? '?' : '$1'}`
 
 /**
  * A fresh store, migrated by `migrate` (which starts the service on it once), then given `pets`
@@ -101,7 +101,7 @@ export async function seededStore (kind: StoreKind, pets: number, pgServerUrl: s
           for (const block of blocks) {
             const afterId = Number((db.prepare('SELECT coalesce(max(id), 0) AS id FROM pets').get() as { id: number }).id)
             db.prepare(insertPetsSql(kind, block.name, block.status)).run(block.count)
-            ranges.push(insertedRange(db.prepare(RANGE_SQL(kind)).get(afterId) as Record<string, unknown>, afterId, block.count))
+            ranges.push(insertedRange(db.prepare(idsAfterSql(kind)).get(afterId) as Record<string, unknown>, afterId, block.count))
           }
         })()
         db.pragma('wal_checkpoint(TRUNCATE)')
@@ -113,7 +113,7 @@ export async function seededStore (kind: StoreKind, pets: number, pgServerUrl: s
         for (const block of blocks) {
           const afterId = Number((await client.query<{ id: string }>('SELECT coalesce(max(id), 0) AS id FROM pets')).rows[0]?.id)
           await client.query(insertPetsSql(kind, block.name, block.status), [block.count])
-          ranges.push(insertedRange((await client.query(RANGE_SQL(kind), [afterId])).rows[0] as Record<string, unknown>, afterId, block.count))
+          ranges.push(insertedRange((await client.query(idsAfterSql(kind), [afterId])).rows[0] as Record<string, unknown>, afterId, block.count))
         }
         // what autovacuum would do within a minute anyway, done now so that it does not run during a measurement
         await client.query('VACUUM ANALYZE pets')
