@@ -22,10 +22,11 @@ import { buildService } from './_util/build.js'
 import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
 import type { LoadScenario } from './_util/load-scenario.js'
 import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
-import { log, planFor, SEED_PETS } from './_util/plan.js'
+import { log, orderablePetsPerServer, planFor, SEED_PETS } from './_util/plan.js'
 import { killAll, startService, stopServer } from './_util/servers.js'
 import { postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
 import { coldStart } from './scenarios/cold-start.js'
+import { placeOrder } from './scenarios/place-order.js'
 import { OtlpReceiver } from '../tools/harness/otlp-receiver.js'
 
 /** `revision` checked out and built in a temporary worktree, its node_modules the repository's. */
@@ -129,8 +130,10 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
   const migrateWith = (installation?: string) => async (url: string): Promise<void> => {
     await stopServer(await startService(url, apiKey, installation === undefined ? {} : { installation }))
   }
-  const seededBase = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(baseDir))
-  const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith()).catch(async (error: unknown) => {
+  // placeOrder's pets: each build orders the service's block of its own store
+  const orderable = { servers: scenarios.some((scenario) => scenario.name === placeOrder.name) ? ['service'] as const : [], petsEach: orderablePetsPerServer(context.plan) }
+  const seededBase = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(baseDir), orderable)
+  const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(), orderable).catch(async (error: unknown) => {
     await seededBase.drop()
     throw error
   })

@@ -15,11 +15,12 @@ import type { BenchContext } from './_util/bench-context.js'
 import { buildService } from './_util/build.js'
 import { compareServers } from './_util/compare-servers.js'
 import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
-import { CONNECTIONS, log, planFor, SEED_PETS, type Plan } from './_util/plan.js'
+import { CONNECTIONS, log, orderablePetsPerServer, planFor, SEED_PETS, type Plan } from './_util/plan.js'
 import { killAll, migrateStore, startBare, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresProblem, postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
 import { freePort } from '../tools/harness/free-port.js'
-import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsaturatedBareNotes, writeReport, type Report } from './report.js'
+import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsaturatedBareNotes, type Report } from './report.js'
+import { writeReport } from './report-markdown.js'
 import { coldStart } from './scenarios/cold-start.js'
 import { crossInstanceList } from './scenarios/cross-instance-list.js'
 import { inProcessTimings } from './scenarios/in-process-timings.js'
@@ -107,7 +108,7 @@ async function bench (plan: Plan): Promise<Report> {
     for (const kind of kinds) {
       await attempt(report, kind, async () => {
         log(`${kind}: preparing a store of ${SEED_PETS.toLocaleString('en-US')} pets`)
-        const store = await seededStore(kind, SEED_PETS, context.pgServerUrl, migrate)
+        const store = await seededStore(kind, SEED_PETS, context.pgServerUrl, migrate, { servers: ['peer', 'service'], petsEach: orderablePetsPerServer(plan) })
         stores.add(store)
         if (kind === 'sqlite') sqliteStore = store
         const facts = await storeFacts(store)

@@ -8,8 +8,16 @@ export interface LoadScenario {
   name: string
   /** What it sends, in a few words. */
   description: string
-  /** What `role` is sent (the bare baseline answers anything, so it takes the service's requests). */
+  /**
+   * What `role` is sent (the bare baseline answers anything, so it takes the service's requests). Called once per
+   * server and scenario: a counting body's ids are drawn, run after run, from the sequence it makes.
+   */
   requests: (role: Role, facts: StoreFacts) => LoadRequest[]
   /** Why an answer of the first request, checked by hand before the load, is not the expected one; undefined when it is. */
   verify?: (body: unknown) => string | undefined
+  /**
+   * True when a single non-2xx answer means the load measured something else than its name (placeOrder: a pet
+   * ordered already answers 409): then the scenario fails instead of counting it as an answer.
+   */
+  every2xx?: boolean
 }

@@ -26,11 +26,25 @@ export function planFor (quick: boolean): Plan {
 export const CONNECTIONS = 50
 /** Pets in the stores the scenarios run on. */
 export const SEED_PETS = 100_000
+/**
+ * The fastest placeOrder any server is expected to answer, per second: each orders pets of a block of its own,
+ * sized for this rate over all its runs ({@link orderablePetsPerServer}). A server faster than this runs out
+ * of pets, and the scenario fails saying so.
+ */
+export const ORDER_RATE_CEILING = 10_000
+/** Available pets seeded for each server that takes placeOrder: its warm-up and every timed run at {@link ORDER_RATE_CEILING}. */
+export function orderablePetsPerServer (plan: Plan): number {
+  const runs = 1 + plan.rounds
+  // a run draws a few ids it never sends (wrk builds one request to check it); the scenario's check by hand takes one
+  return Math.ceil(ORDER_RATE_CEILING * (plan.warmupSeconds + plan.rounds * plan.durationSeconds)) + runs * (CONNECTIONS + 1) + 1
+}
 /** The small store of the store-size comparison. */
 export const SMALL_STORE_PETS = 1_000
 /** A first page of listPets, the request most scenarios are built on. */
 export const LIST_PATH = '/v1/pets?limit=20&status=available'
 export const CREATE_BODY = JSON.stringify({ name: 'Bench pet', categoryId: 3, status: 'available' })
+/** placeOrder's body around the id of the pet it orders. */
+export const ORDER_BODY = { before: '{"petId":', after: '}' } as const
 
 /** A progress line on stderr (stdout carries the report). */
 export function log (line: string): void {

@@ -1,3 +1,15 @@
+import type { IdSequence } from './id-sequence.js'
+
+/**
+ * A JSON body that counts: `before`, an id, `after` (`{"petId": ` 1207 `}`), the id one more with every
+ * request sent, across all the load's connections, drawn from `ids` (each run goes on where the last stopped).
+ */
+export interface CountingBody {
+  before: string
+  after: string
+  ids: IdSequence
+}
+
 /** One request of a load, sent with the load's headers. */
 export interface LoadRequest {
   method: 'GET' | 'POST'
@@ -6,6 +18,8 @@ export interface LoadRequest {
   randomIdRange?: readonly [number, number]
   /** A JSON body (sent with `content-type: application/json`). */
   body?: string
+  /** A JSON body with a different id each time (instead of `body`); one request of a load at most has one. */
+  countingBody?: CountingBody
 }
 
 /** What to send, to where, for how long. */
@@ -34,4 +48,20 @@ export interface LoadResult {
   /** Connection errors (connect, read, write), timeouts included. */
   errors: number
   timeouts: number
+  /** Ids the counting body drew (sent, and possibly a few built and never sent); 0 without one. */
+  countedIds: number
+}
+
+/** The load's request with a counting body; undefined when none has one. Throws when several have. */
+export function countingRequestOf (spec: LoadSpec): (LoadRequest & { countingBody: CountingBody }) | undefined {
+  const counting = spec.requests.filter((request): request is LoadRequest & { countingBody: CountingBody } => request.countingBody !== undefined)
+  if (counting.length > 1) throw new Error('a load can have one request with a counting body at most')
+  const [request] = counting
+  if (request !== undefined && request.body !== undefined) throw new Error(`${request.method} ${request.path} has both a body and a counting body`)
+  return request
+}
+
+/** A counting body with `id` in it. */
+export function countedBody (body: CountingBody, id: number): string {
+  return `${body.before}${id}${body.after}`
 }

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LOAD_GENERATOR_CPU, pinnedCommand } from './cpu-pinning.js'
-import type { LoadRequest, LoadResult, LoadSpec } from './load-spec.js'
+import { countingRequestOf, type LoadRequest, type LoadResult, type LoadSpec } from './load-spec.js'
 
 const TIMEOUT_SECONDS = 10
 
@@ -39,14 +39,21 @@ function luaTable (entries: Record<string, string>): string {
   return `{ ${Object.entries(entries).map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`).join(', ')} }`
 }
 
+// printed by the script's `done`, read back by runWrk
+const COUNTED_LINE = 'Counted ids:'
+
 /**
  * The wrk script for `spec`. One fixed request is set on `wrk` itself (wrk then formats it once);
- * several, or random paths, go through a `request` function that takes them in turn.
+ * several, random paths or a counting body go through a `request` function that takes them in turn.
+ * A counting body's ids start at its sequence's next and go up by one per request built, in one
+ * counter (the script expects `wrk -t1`); `done` prints how many it built (wrk builds one more than
+ * it sends, at start, to check the request), for the caller to take from the sequence.
  */
 export function wrkScript (spec: LoadSpec): string {
   const headersWithBody = { ...spec.headers, 'Content-Type': 'application/json' }
   const [only] = spec.requests
-  if (spec.requests.length === 1 && only !== undefined && only.randomIdRange === undefined) {
+  const counting = countingRequestOf(spec)
+  if (spec.requests.length === 1 && only !== undefined && only.randomIdRange === undefined && counting === undefined) {
     const headers = only.body === undefined ? spec.headers : headersWithBody
     return [
       `wrk.method = ${luaString(only.method)}`,
@@ -58,6 +65,7 @@ export function wrkScript (spec: LoadSpec): string {
   }
   const entry = (request: LoadRequest): string => `{ method = ${luaString(request.method)}, path = ${luaString(request.path)}` +
     (request.body === undefined ? '' : `, body = ${luaString(request.body)}`) +
+    (request.countingBody === undefined ? '' : `, before = ${luaString(request.countingBody.before)}, after = ${luaString(request.countingBody.after)}`) +
     (request.randomIdRange === undefined ? '' : `, min = ${request.randomIdRange[0]}, max = ${request.randomIdRange[1]}`) + ' }'
   return `local specs = {
   ${spec.requests.map(entry).join(',\n  ')}
@@ -67,11 +75,20 @@ local json = ${luaTable(headersWithBody)}
 local fixed = {}
 local n = #specs
 local i = 0
+local first = ${counting?.countingBody.ids.next ?? 0}
+-- a global, so that done() can read it from the thread
+counted = 0
+local threads = {}
+
+setup = function (thread)
+  table.insert(threads, thread)
+  if #threads > 1 then error("a counting body needs wrk -t1: two threads would send the same ids") end
+end
 
 init = function (args)
   math.randomseed(os.time())
   for k, s in ipairs(specs) do
-    if s.min == nil then fixed[k] = wrk.format(s.method, s.path, s.body and json or plain, s.body) end
+    if s.min == nil and s.before == nil then fixed[k] = wrk.format(s.method, s.path, s.body and json or plain, s.body) end
   end
 end
 
@@ -80,7 +97,19 @@ request = function ()
   local f = fixed[i]
   if f then return f end
   local s = specs[i]
-  return wrk.format(s.method, s.path .. math.random(s.min, s.max), s.body and json or plain, s.body)
+  local path = s.min and (s.path .. math.random(s.min, s.max)) or s.path
+  local body = s.body
+  if s.before then
+    body = s.before .. string.format("%d", first + counted) .. s.after
+    counted = counted + 1
+  end
+  return wrk.format(s.method, path, (body and json) or plain, body)
+end
+
+done = function (summary, latency, requests)
+  local total = 0
+  for _, thread in ipairs(threads) do total = total + thread:get("counted") end
+  io.write(string.format("${COUNTED_LINE} %d\\n", total))
 end
 `
 }
@@ -111,11 +140,12 @@ export function parseWrkOutput (output: string): LoadResult {
     latencyMs: { p50: percentile(50), p90: percentile(90), p99: percentile(99) },
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0),
     errors: connect + read + write + timeout,
-    timeouts: timeout
+    timeouts: timeout,
+    countedIds: Number(new RegExp(`^${COUNTED_LINE} (\\d+)$`, 'm').exec(output)?.[1] ?? 0)
   }
 }
 
-/** One run of `wrk -t1 -c<connections> --latency` pinned to the load generator's CPU. */
+/** One run of `wrk -t1 -c<connections> --latency` pinned to the load generator's CPU; a counting body's ids are taken from its sequence. */
 export async function runWrk (spec: LoadSpec): Promise<LoadResult> {
   const dir = await mkdtemp(join(tmpdir(), 'petstore-wrk-'))
   try {
@@ -131,7 +161,9 @@ export async function runWrk (spec: LoadSpec): Promise<LoadResult> {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
     const code = await new Promise<number | null>((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
     if (code !== 0) throw new Error(`wrk exited with ${String(code)}: ${stderr}${stdout}`)
-    return parseWrkOutput(stdout)
+    const result = parseWrkOutput(stdout)
+    countingRequestOf(spec)?.countingBody.ids.take(result.countedIds)
+    return result
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
