@@ -10,7 +10,9 @@ import { decideOrderUpdate, decidePlacement, type OrderPrecondition, type OrderU
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
 import type { Order, OrderStatus } from '../order-schemas.js'
 import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, type OrderRow } from './order-rows.js'
+import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import type { OrderPage, OrderPageQuery, OrderStore } from './order-store.js'
+import { groupPlacements, type Placement } from './placements.js'
 
 const param = (n: number): string => `$${n}`
 
@@ -21,6 +23,8 @@ const param = (n: number): string => `$${n}`
  */
 const SQL = {
   findPetForUpdate: { name: 'petstore-orders-find-pet-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
+  // a batch's pets, locked in id order: two batches never hold each other's rows in a circle
+  findPetsForUpdate: { name: 'petstore-orders-find-pets-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE` },
   // event ids are drawn after the changes lock, so they stay in commit order; other instances' list pages and
   // webhook deliveries are told at commit
   lockChanges: {
@@ -45,49 +49,76 @@ const SQL = {
   byPetAndStatus: { name: 'petstore-list-orders-by-pet-and-status', text: listOrdersSql('byPetAndStatus', param) }
 } as const
 
-// what a transaction that found its claim lost returns, so that it is rolled back
-const CLAIM_LOST = Symbol('claim lost')
-
 /** The orders of the shared PostgreSQL database: each change one transaction with its pet's change and both events. */
 export class PostgresOrderStore implements OrderStore {
   readonly #database: PostgresDatabase
+  readonly #placements = groupPlacements((placements) => this.#placeBatch(placements))
 
   constructor (database: PostgresDatabase) {
     this.#database = database
   }
 
   async placeOrder (petId: Int64, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
+    return await this.#placements.submit({ petId, completing })
+  }
+
+  /**
+   * One transaction for the batch: its pets locked, the changes lock taken once, then each placement in
+   * arrival order (a placement with an Idempotency-Key inside a savepoint, undone alone when its claim
+   * was lost), so a burst of orders shares one lock wait and one commit instead of queueing for each.
+   */
+  async #placeBatch (placements: readonly Placement[]): Promise<Array<ItemOutcome<PlaceOrderOutcome>>> {
     let wrote = false
     try {
-      const outcome = await this.#database.transaction(async (client): Promise<PlaceOrderOutcome | typeof CLAIM_LOST> => {
-        const { rows } = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [petId] })
-        const pet = rows[0] === undefined ? undefined : rowToPet(rows[0])
-        const decision = decidePlacement(pet?.status)
-        if (pet === undefined) return { outcome: 'pet_not_found' }
-        if (decision.outcome !== 'orderable') return decision
-        await client.query(SQL.lockChanges)
-        const now = new Date()
-        const inserted = await client.query<OrderRow>({ ...SQL.insertOrder, values: [petId, now] })
-        if (inserted.rows[0] === undefined) return { outcome: 'pet_not_available', petStatus: 'pending' }
-        const order = rowToOrder(inserted.rows[0])
-        wrote = true
-        await this.#movePet(client, pet, 'pending', now)
-        await client.query({ ...SQL.insertEvent, values: ['order.created', now, stringifyJson(orderCreatedData(order))] })
-        if (completing !== undefined) {
-          const completed = await client.query({
-            ...SQL.completeIdempotencyKeys,
-            values: [[completing.scope], [completing.key], [completing.token], [stringifyJson(order)]]
-          })
-          if (completed.rows.length !== 1) return CLAIM_LOST
+      return await this.#database.transaction(async (client) => {
+        const { rows } = await client.query<PetRow>({ ...SQL.findPetsForUpdate, values: [placements.map((placement) => placement.petId)] })
+        const pets = new Map(rows.map((row) => { const pet = rowToPet(row); return [String(pet.id), pet] }))
+        if (placements.some((placement) => decidePlacement(pets.get(String(placement.petId))?.status).outcome === 'orderable')) {
+          await client.query(SQL.lockChanges)
         }
-        return { outcome: 'placed', order }
-      }, (result) => result === CLAIM_LOST)
-      if (outcome === CLAIM_LOST) throw new IdempotencyClaimLostError()
-      return outcome
+        const outcomes: Array<ItemOutcome<PlaceOrderOutcome>> = []
+        for (const placement of placements) {
+          const outcome = await this.#placeLocked(client, pets, placement)
+          if (outcome.ok && outcome.value.outcome === 'placed') wrote = true
+          outcomes.push(outcome)
+        }
+        return outcomes
+      })
     } finally {
-      // before the 201 goes out (and also when the commit's outcome is unknown): as after a pet's change
+      // before the 201s go out (and also when the commit's outcome is unknown): as after a pet's change
       if (wrote) notePetsChanged(this.#database)
     }
+  }
+
+  async #placeLocked (client: pg.PoolClient, pets: Map<string, Pet>, { petId, completing }: Placement): Promise<ItemOutcome<PlaceOrderOutcome>> {
+    const pet = pets.get(String(petId))
+    if (pet === undefined) return { ok: true, value: { outcome: 'pet_not_found' } }
+    const decision = decidePlacement(pet.status)
+    if (decision.outcome !== 'orderable') return { ok: true, value: decision }
+    if (completing !== undefined) await client.query('SAVEPOINT placement')
+    const now = new Date()
+    const inserted = await client.query<OrderRow>({ ...SQL.insertOrder, values: [petId, now] })
+    if (inserted.rows[0] === undefined) {
+      if (completing !== undefined) await client.query('RELEASE SAVEPOINT placement')
+      return { ok: true, value: { outcome: 'pet_not_available', petStatus: 'pending' } }
+    }
+    const order = rowToOrder(inserted.rows[0])
+    await this.#movePet(client, pet, 'pending', now)
+    await client.query({ ...SQL.insertEvent, values: ['order.created', now, stringifyJson(orderCreatedData(order))] })
+    if (completing !== undefined) {
+      const completed = await client.query({
+        ...SQL.completeIdempotencyKeys,
+        values: [[completing.scope], [completing.key], [completing.token], [stringifyJson(order)]]
+      })
+      if (completed.rows.length !== 1) {
+        await client.query('ROLLBACK TO SAVEPOINT placement')
+        return { ok: false, error: new IdempotencyClaimLostError() }
+      }
+      await client.query('RELEASE SAVEPOINT placement')
+    }
+    // a later order of this batch for the same pet finds it pending, as it would after this commit
+    pets.set(String(petId), { ...pet, status: 'pending' })
+    return { ok: true, value: { outcome: 'placed', order } }
   }
 
   async #movePet (client: pg.PoolClient, pet: Pet, status: PetStatus, now: Date): Promise<void> {

@@ -8,7 +8,9 @@ import { decideOrderUpdate, decidePlacement, type OrderPrecondition, type OrderU
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
 import type { Order, OrderStatus } from '../order-schemas.js'
 import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, type OrderRow } from './order-rows.js'
+import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import type { OrderPage, OrderPageQuery, OrderStore } from './order-store.js'
+import { groupPlacements, type Placement } from './placements.js'
 
 const SQL = {
   findPet: `SELECT ${SQLITE_PET_COLUMNS} FROM pets WHERE id = ?`,
@@ -27,14 +29,18 @@ const SQL = {
 } as const
 
 type Place = (petId: Int64, completing: IdempotencyCompletion | undefined) => PlaceOrderOutcome
+type PlaceAll = (placements: readonly Placement[]) => Array<ItemOutcome<PlaceOrderOutcome>>
 type Update = (id: Int64, status: OrderStatus, precondition: OrderPrecondition | undefined) => OrderUpdateOutcome
 
-/** The orders of the embedded database: each change one IMMEDIATE transaction with its pet's change and both events. */
+/** The orders of the embedded database: each change in an IMMEDIATE transaction with its pet's change and both events (placements grouped). */
 export class SqliteOrderStore implements OrderStore {
   readonly #database: SqliteDatabase
   readonly #db: Database.Database
   #prepared: PreparedStatements<keyof typeof SQL> | undefined
   #place: Database.Transaction<Place> | undefined
+  #placeAll: Database.Transaction<PlaceAll> | undefined
+  // orders placed together share one IMMEDIATE transaction: one commit (one fsync) for the batch
+  readonly #placements = groupPlacements((placements) => this.#placeBatch(placements))
   #update: Database.Transaction<Update> | undefined
 
   constructor (database: SqliteDatabase) {
@@ -49,12 +55,26 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   async placeOrder (petId: Int64, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
+    return await this.#placements.submit({ petId, completing })
+  }
+
+  #placeBatch (placements: readonly Placement[]): Array<ItemOutcome<PlaceOrderOutcome>> {
+    // each placement nested in the batch's transaction (a savepoint): a claim found lost undoes its order alone
     this.#place ??= this.#db.transaction<Place>((id, claim) => this.#placeLocked(id, claim))
     const place = this.#place
-    const outcome = this.#database.run(() => place.immediate(petId, completing))
+    this.#placeAll ??= this.#db.transaction<PlaceAll>((batch) => batch.map((placement) => {
+      try {
+        return { ok: true, value: place(placement.petId, placement.completing) }
+      } catch (error) {
+        if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
+        throw error
+      }
+    }))
+    const placeAll = this.#placeAll
+    const outcomes = this.#database.run(() => placeAll.immediate(placements))
     // the events just committed wake this instance's webhook delivery at once
-    if (outcome.outcome === 'placed') this.#database.eventsRecorded.raise()
-    return outcome
+    if (outcomes.some((outcome) => outcome.ok && outcome.value.outcome === 'placed')) this.#database.eventsRecorded.raise()
+    return outcomes
   }
 
   #placeLocked (petId: Int64, completing: IdempotencyCompletion | undefined): PlaceOrderOutcome {
