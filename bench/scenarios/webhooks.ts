@@ -48,8 +48,10 @@ function describeLatencies (values: readonly number[]): { p50: number, p99: numb
 }
 
 function failed (created: readonly Created[]): string {
-  const count = created.filter((c) => c.status !== 201).length
-  return count === 0 ? '' : ` (${count} creates not answered 201)`
+  const statuses = created.filter((c) => c.status !== 201).map((c) => c.status === 0 ? 'no answer' : String(c.status))
+  if (statuses.length === 0) return ''
+  const counts = [...new Set(statuses)].map((status) => `${statuses.filter((s) => s === status).length} × ${status}`)
+  return ` (creates not answered 201: ${counts.join(', ')})`
 }
 
 /** Target 1: one receiver answering at once, creates at a steady 25/s. */

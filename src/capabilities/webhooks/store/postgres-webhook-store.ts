@@ -77,6 +77,12 @@ const SQL = {
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
       'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
+  // a batch of successes in one statement (one round trip, one commit)
+  recordSuccesses: {
+    name: 'petstore-record-webhook-successes',
+    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
+      'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = ANY ($4::bigint[])'
+  },
   // $6 null: the schedule is exhausted, the delivery is given up
   recordFailure: {
     name: 'petstore-record-webhook-failure',
@@ -156,6 +162,11 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
+    if (attempts.length > 1 && attempts.every(({ outcome }) => outcome.delivered)) {
+      await this.#query(SQL.recordSuccesses, [claim.id, claim.leaseToken, now.getTime(), attempts.map(({ eventId }) => eventId)])
+      return
+    }
+    // in the order given: a failure after a success leaves the endpoint failing, a success after a failure does not
     const values = attempts.map(({ eventId, outcome }): [Statement, unknown[]] => outcome.delivered
       ? [SQL.recordSuccess, [claim.id, claim.leaseToken, now.getTime(), eventId]]
       : [SQL.recordFailure, [claim.id, claim.leaseToken, now.getTime(), eventId, outcome.error, outcome.retryAt?.getTime() ?? null, outcome.disable]])
