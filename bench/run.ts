@@ -1,5 +1,6 @@
 /**
- * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs).
+ * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks`
+ * runs the webhook scenarios alone.
  * What it measures and how: docs/performance.md. It never fails on a number; it exits non-zero
  * only when the harness itself could not run (or could not measure a scenario).
  */
@@ -19,7 +20,7 @@ import { CONNECTIONS, log, orderablePetsPerServer, planFor, SEED_PETS, type Plan
 import { killAll, migrateStore, startBare, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresProblem, postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
 import { freePort } from '../tools/harness/free-port.js'
-import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsaturatedBareNotes, type Report } from './report.js'
+import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsaturatedBareNotes, type Check, type Report } from './report.js'
 import { writeReport } from './report-markdown.js'
 import { coldStart } from './scenarios/cold-start.js'
 import { crossInstanceList } from './scenarios/cross-instance-list.js'
@@ -27,6 +28,7 @@ import { inProcessTimings } from './scenarios/in-process-timings.js'
 import { overload } from './scenarios/overload.js'
 import { storeSize } from './scenarios/store-size.js'
 import { tracing } from './scenarios/tracing.js'
+import { WEBHOOK_SCENARIOS } from './scenarios/webhooks.js'
 import { workers } from './scenarios/workers.js'
 
 /** Stores still to drop when the run ends, however it ends. */
@@ -81,7 +83,20 @@ async function attempt (report: Report, label: string, work: () => Promise<void>
   }
 }
 
-async function bench (plan: Plan): Promise<Report> {
+/** What `--only` may name: the scenarios run alone. */
+const ONLY = ['webhooks'] as const
+type Only = typeof ONLY[number]
+
+/** The webhook scenarios (bench/scenarios/webhooks.ts) on each store: their checks join the targets. */
+async function webhookScenarios (context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
+  const checks: Check[] = []
+  for (const kind of kinds) {
+    for (const { name, measure } of WEBHOOK_SCENARIOS) await attempt(report, `${kind}: webhooks, ${name}`, async () => { checks.push(await measure(context, kind)) })
+  }
+  return checks
+}
+
+async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   const generator = chooseLoadGenerator(log)
   const apiKey = `bench_${randomBytes(32).toString('base64url')}`
   const context: BenchContext = { plan, generator, apiKey, headers: { authorization: `Bearer ${apiKey}` }, pgServerUrl: postgresServerUrl() }
@@ -101,6 +116,10 @@ async function bench (plan: Plan): Promise<Report> {
   if (pgProblem !== undefined) report.notes.push(`PostgreSQL SKIPPED: ${context.pgServerUrl.replace(/\/\/[^@/]*@/, '//…@')} is unreachable (${pgProblem}). Set TEST_DATABASE_URL to run it.`)
   const kinds: StoreKind[] = pgProblem === undefined ? ['sqlite', 'postgres'] : ['sqlite']
   const migrate = (url: string): Promise<void> => migrateStore(url, apiKey)
+  if (only === 'webhooks') {
+    report.targets = await webhookScenarios(context, report, kinds)
+    return report
+  }
 
   let sqliteStore: BenchStore | undefined
   const bare = await startBare()
@@ -164,8 +183,9 @@ async function bench (plan: Plan): Promise<Report> {
   }
   await attempt(report, 'store size', async () => { report.pairs.push(await storeSize(context)) })
   await attempt(report, 'in-process timings', async () => { report.timingSamples.push(...await inProcessTimings(plan)) })
+  const webhookChecks = await webhookScenarios(context, report, kinds)
 
-  report.targets = evaluateTargets(report)
+  report.targets = [...evaluateTargets(report), ...webhookChecks]
   report.checks = evaluateChecks(report)
   report.timings = evaluateTimings(report)
   report.notes.push(...unsaturatedBareNotes(report))
@@ -183,8 +203,10 @@ async function cleanUp (): Promise<void> {
 }
 
 async function main (): Promise<number> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } })
   const plan = planFor(values.quick === true)
+  const only = values.only as Only | undefined
+  if (only !== undefined && !ONLY.includes(only)) throw new Error(`--only ${String(only)}: known: ${ONLY.join(', ')}`)
   const started = performance.now()
   let interrupted = false
   const onSignal = (): void => {
@@ -200,7 +222,7 @@ async function main (): Promise<number> {
   log(`${plan.quick ? 'quick' : 'full'} run; ${pinned ? PINNING.reason : `NOT pinned: ${PINNING.reason}`}`)
   try {
     await buildService()
-    const report = await bench(plan)
+    const report = await bench(plan, only)
     report.elapsedSeconds = Math.round((performance.now() - started) / 1000)
     const md = await writeReport(report)
     process.stdout.write(`\n${md}\n`)

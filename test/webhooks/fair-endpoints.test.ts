@@ -38,6 +38,26 @@ for (const store of testStores()) {
       assert.ok(served.every((count) => count > 0), `an endpoint was never served while events kept coming: ${served.join(', ')}`)
     })
 
+    test('When as many endpoints as WEBHOOK_CONCURRENCY accept requests and never answer, then a healthy endpoint is served before their attempts time out', async (t) => {
+      const dark = await Promise.all([1, 2].map(async () => await webhookReceiver(t)))
+      for (const receiver of dark) receiver.answer(() => 'blackhole')
+      const healthy = await webhookReceiver(t)
+      const setup = await buildTestApp(t, { store, env: ENV })
+      // the dark ones first: the endpoint never served that has the smallest id is claimed first
+      for (const [i, receiver] of [...dark, healthy].entries()) {
+        await setup.app.webhookStore.createWebhookEndpoint({ name: `receiver-${i}`, url: receiver.url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
+      }
+      await setup.app.close()
+      // an attempt times out after a minute: a delivery to the healthy endpoint within half of it did not wait for one
+      const api = await buildTestApp(t, { store, databaseUrl: setup.databaseUrl, env: { ...ENV, WEBHOOK_CONCURRENCY: '2', WEBHOOK_TIMEOUT_MS: '60000' } })
+
+      await createdPet(api, { name: 'Rex', categoryId: 1 })
+      await Promise.all(dark.map(async (receiver) => await receiver.waitFor(1, 30_000)))
+      await createdPet(api, { name: 'Fido', categoryId: 1 })
+      await healthy.waitFor(2, 30_000)
+      assert.deepEqual(dark.map((receiver) => receiver.received.length), [1, 1], 'each dark endpoint holds its first delivery; its others wait behind it')
+    })
+
     test('When an endpoint has several deliveries due, then up to WEBHOOK_ENDPOINT_CONCURRENCY are in flight at once', async (t) => {
       const receiver = await webhookReceiver(t)
       receiver.answer(() => ({ status: 204, afterMs: 1_000 }))

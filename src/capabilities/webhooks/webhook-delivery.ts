@@ -11,7 +11,7 @@ import type { WebhookDispatcher } from './webhook-dispatcher.js'
 
 export interface WebhookDeliveryOptions {
   store: WebhookStore
-  /** Whose commits wake delivery (watchRecordedEvents). */
+  /** Whose commits wake delivery: this instance's at once, others' once the dispatcher runs (watchRecordedEvents). */
   database: Database
   settings: WebhookSettings
   clock: Clock
@@ -23,7 +23,10 @@ export interface WebhookDeliveryOptions {
  * Webhook delivery on this instance, started once an endpoint is enabled: until then each poll is one
  * read (no lock, no write), and neither the dispatcher nor the sender is loaded. An endpoint added later
  * (by the CLI, in another process) is found at the next poll. Each commit that records events wakes the
- * dispatcher at once (watchRecordedEvents); its poll is the fallback (retries coming due, leases ending).
+ * dispatcher at once: this instance's own from the start, other instances' and processes' from when the
+ * dispatcher starts (watchRecordedEvents: on PostgreSQL a channel on the instance's one listening
+ * connection, which an instance without endpoints opens only for its list pages); its poll is the fallback
+ * (retries coming due, leases ending).
  */
 export class WebhookDelivery implements BackgroundWork {
   readonly #options: WebhookDeliveryOptions
@@ -48,7 +51,7 @@ export class WebhookDelivery implements BackgroundWork {
 
   start (): void {
     this.#watch.start()
-    this.#unwatch ??= watchRecordedEvents(this.#options.database, () => { this.wake() })
+    this.#unwatch ??= this.#options.database.eventsRecorded.subscribe(() => { this.wake() })
   }
 
   /** Looks for work at once instead of at the next poll. */
@@ -71,6 +74,8 @@ export class WebhookDelivery implements BackgroundWork {
     const { store, settings, clock, log, metrics } = this.#options
     this.#dispatcher = new WebhookDispatcher({ store, sender: new WebhookSender(settings), settings, clock, log, metrics })
     this.#dispatcher.start()
+    this.#unwatch?.()
+    this.#unwatch = watchRecordedEvents(this.#options.database, () => { this.wake() })
     // from now on the dispatcher polls; this loop's last pass is the one running (stop waits for it, so not awaited here)
     this.#watch.stop().catch(() => {})
   }

@@ -20,6 +20,13 @@ const STORE_FAILURE_PAUSE_MS = 5_000
 // served longest ago goes next, so every endpoint with work is served in turn whatever their number
 const TURN_DELIVERIES = 100
 const TURN_MS = 1_000
+/**
+ * An attempt unanswered for this long makes its endpoint slow: the endpoint gives its slot to the next one
+ * with work (keeping its lease and its attempts), so endpoints that go dark do not hold the slots for
+ * `WEBHOOK_TIMEOUT_MS` while healthy ones wait. At most `WEBHOOK_CONCURRENCY` endpoints are slow at once
+ * beside the slots; failing ones count against their half of the slots whether slow or not.
+ */
+export const WEBHOOK_SLOW_ATTEMPT_MS = 500
 
 export interface DispatcherOptions {
   store: WebhookDeliveryStore
@@ -34,8 +41,8 @@ export interface DispatcherOptions {
  * Delivers webhooks from the queue in the store: every instance runs one, each takes endpoints by a lease
  * (one instance per endpoint at a time, so one endpoint's deliveries go out in event-id order), at most
  * `WEBHOOK_CONCURRENCY` endpoints at once: each pass of its loop takes one endpoint and serves it. A
- * failed attempt is retried on the schedule; a slow or dead endpoint holds one slot and nothing else:
- * the API's requests never wait for a delivery.
+ * failed attempt is retried on the schedule; a slow or dead endpoint holds one slot for at most
+ * {@link WEBHOOK_SLOW_ATTEMPT_MS}, then gives it up, and nothing else: the API's requests never wait for a delivery.
  */
 export class WebhookDispatcher {
   readonly #options: DispatcherOptions
@@ -49,6 +56,8 @@ export class WebhookDispatcher {
   // endpoints never hold every slot while healthy ones wait
   #failingServed = 0
   readonly #failingSlots: number
+  // endpoints served without a slot, their attempts slow (WEBHOOK_SLOW_ATTEMPT_MS)
+  #slowServed = 0
 
   constructor (options: DispatcherOptions) {
     this.#options = options
@@ -59,7 +68,7 @@ export class WebhookDispatcher {
       intervalMs: options.settings.pollIntervalMs,
       concurrency: options.settings.concurrency,
       stopGraceMs: WEBHOOK_STOP_GRACE_MS,
-      pass: async (signal) => await this.#serveNext(signal),
+      pass: async (signal, yieldSlot) => await this.#serveNext(signal, yieldSlot),
       onError: (error) => { this.#pause(error) },
       metrics: options.metrics
     })
@@ -86,7 +95,7 @@ export class WebhookDispatcher {
   }
 
   /** One pass: takes one endpoint with work and serves it; true when it found one (there may be more). */
-  async #serveNext (signal: AbortSignal): Promise<boolean> {
+  async #serveNext (signal: AbortSignal, yieldSlot: () => void): Promise<boolean> {
     const { store, clock, log } = this.#options
     if (clock.now() < this.#pausedUntil) return false
     const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'),
@@ -96,12 +105,23 @@ export class WebhookDispatcher {
     this.#loop.wake()
     const failing = claim.failingSince !== null
     if (failing) this.#failingServed++
+    let slow = false
+    let served = false
+    const onSlow = (): void => {
+      if (slow || served || this.#slowServed >= this.#options.settings.concurrency) return
+      slow = true
+      this.#slowServed++
+      yieldSlot()
+      this.#loop.wake()
+    }
     try {
-      await this.#serve(claim, signal)
+      await this.#serve(claim, signal, onSlow)
     } catch (error) {
       log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
     } finally {
+      served = true
       if (failing) this.#failingServed--
+      if (slow) this.#slowServed--
     }
     return true
   }
@@ -116,28 +136,65 @@ export class WebhookDispatcher {
 
   /**
    * Delivers an endpoint's due deliveries, smallest event ids first, up to `WEBHOOK_ENDPOINT_CONCURRENCY` in
-   * flight, their outcomes recorded in one transaction a batch, until none is due, one fails, its turn ends,
-   * or the dispatcher stops. A receiver that asked to be left alone (429, 502-504, Retry-After) gets the
-   * lease back only from then on: none of its deliveries before.
+   * flight: when half of them are answered, their outcomes are recorded (one transaction) and as many more are
+   * sent, so a slow receiver is kept busy rather than waited for batch by batch. It stops sending when none is
+   * due, one fails, its turn ends, or the dispatcher stops, and returns once those in flight are answered and
+   * recorded. A receiver that asked to be left alone (429, 502-504, Retry-After) gets the lease back only from
+   * then on: none of its deliveries before. `onSlow`: an attempt has been unanswered for {@link WEBHOOK_SLOW_ATTEMPT_MS}.
    */
-  async #serve (claim: ClaimedWebhookEndpoint, signal: AbortSignal): Promise<void> {
+  async #serve (claim: ClaimedWebhookEndpoint, signal: AbortSignal, onSlow: () => void): Promise<void> {
     const { store, clock, settings } = this.#options
     const turnEnds = clock.now() + TURN_MS
+    const inFlight = new Map<number, Promise<void>>()
+    const answered: Array<{ eventId: number, outcome: WebhookAttemptOutcome }> = []
+    const refillAt = Math.ceil(settings.endpointConcurrency / 2)
+    let sent = 0
     let waitUntil = 0
+    // no more attempts this turn (those in flight are still answered and recorded)
+    let done = false
+    const record = async (): Promise<void> => {
+      if (answered.length > 0) await store.recordWebhookAttempts(claim, answered.splice(0), new Date(clock.now()))
+    }
     try {
       await store.scheduleWebhookDeliveries(claim, SCHEDULE_BATCH)
-      for (let served = 0; !this.#stopping && served < TURN_DELIVERIES && clock.now() < turnEnds;) {
-        const due = await store.nextDueWebhookDeliveries(claim, new Date(clock.now()), this.#leaseMs, settings.endpointConcurrency)
-        if (due.length === 0) return
-        const attempts = await Promise.all(due.map(async (delivery) => ({ eventId: delivery.eventId, made: await this.#attempt(claim, delivery, signal) })))
-        // one cut off by shutdown is not an answer of the endpoint: it stays due and is retried
-        const made = attempts.flatMap(({ eventId, made }) => made === undefined ? [] : [{ eventId, outcome: made.outcome }])
-        if (made.length > 0) await store.recordWebhookAttempts(claim, made, new Date(clock.now()))
-        for (const { made } of attempts) waitUntil = Math.max(waitUntil, made?.waitUntil ?? 0)
-        if (made.length < attempts.length || made.some(({ outcome }) => !outcome.delivered)) return
-        served += due.length
+      for (;;) {
+        const room = settings.endpointConcurrency - inFlight.size
+        if (!done && (inFlight.size === 0 || room >= refillAt)) {
+          await record()
+          if (this.#stopping || sent >= TURN_DELIVERIES || clock.now() >= turnEnds) done = true
+          else {
+            // those in flight, and those answered while this was recorded, are still queued: asked for beside the room, then left out
+            const taken = new Set([...inFlight.keys(), ...answered.map(({ eventId }) => eventId)])
+            const limit = room + taken.size
+            const due = await store.nextDueWebhookDeliveries(claim, new Date(clock.now()), this.#leaseMs, limit)
+            if (due.length < limit) done = true
+            // more may have been answered meanwhile: as many sent as there is room for now
+            const sending = due.filter(({ eventId }) => !taken.has(eventId)).slice(0, settings.endpointConcurrency - inFlight.size)
+            for (const delivery of sending) {
+              sent++
+              const slowTimer = setTimeout(onSlow, WEBHOOK_SLOW_ATTEMPT_MS)
+              inFlight.set(delivery.eventId, this.#attempt(claim, delivery, signal).then((made) => {
+                // one cut off by shutdown is not an answer of the endpoint: it stays due and is retried
+                if (made === undefined || !made.outcome.delivered) done = true
+                if (made === undefined) return
+                answered.push({ eventId: delivery.eventId, outcome: made.outcome })
+                waitUntil = Math.max(waitUntil, made.waitUntil ?? 0)
+              }).finally(() => {
+                clearTimeout(slowTimer)
+                inFlight.delete(delivery.eventId)
+              }))
+            }
+            // answers that came while this refill ran may have left room for more: look again before waiting
+            if (sending.length > 0) continue
+          }
+        }
+        if (inFlight.size === 0) break
+        await Promise.race(inFlight.values())
       }
+      await record()
     } finally {
+      // after a store error: the attempts in flight end before the lease is given back (their outcomes unrecorded: sent again)
+      await Promise.allSettled(inFlight.values())
       await store.releaseWebhookEndpoint(claim, new Date(Math.max(clock.now(), waitUntil)))
     }
   }

@@ -15,16 +15,18 @@ export interface BackgroundLoopOptions {
   intervalMs: number
   /** How far each poll's delay strays either side, as a fraction of it (default 0.1: ±10 %), so instances started together do not poll in step. */
   jitter?: number
-  /** Most passes in flight at once (default 1). */
+  /** Most passes in flight at once (default 1), besides those that gave their slot up (`yieldSlot`). */
   concurrency?: number
   /** How long `stop()` lets the passes in flight finish on their own before it aborts their signal (default 0: at once; at most {@link MAX_STOP_GRACE_MS}). */
   stopGraceMs?: number
   /**
    * One pass of the work. Resolves true when more is waiting (another pass follows at once), false when
    * done until the next poll or wake. `signal` aborts when the loop stops: a pass ends early then,
-   * leaving its work to the next instance or start.
+   * leaving its work to the next instance or start. `yieldSlot` gives the pass's slot to the next pass
+   * while this one goes on (it waits on something slow): it no longer counts against `concurrency`, and
+   * `stop()` still waits for it.
    */
-  pass: (signal: AbortSignal) => Promise<boolean>
+  pass: (signal: AbortSignal, yieldSlot: () => void) => Promise<boolean>
   /** A pass that failed (never called for a pass cut off by the abort): log it; the loop goes on at its next poll. */
   onError: (error: unknown) => void
   metrics: Pick<Metrics, 'backgroundPasses' | 'backgroundPassDuration'>
@@ -32,7 +34,8 @@ export interface BackgroundLoopOptions {
 
 /**
  * Runs a pass of background work, graphile-worker's way: at {@link start}, on {@link wake}, and on a
- * jittered poll as the fallback; at most `concurrency` passes at once, extra wakes merged into one
+ * jittered poll as the fallback; at most `concurrency` passes at once (a pass waiting on something slow
+ * may give its slot up), extra wakes merged into one
  * pass; a pass that reports more work is followed by another at once (after other callbacks have
  * had their turn); a failing pass is reported and never stops the loop. {@link stop} starts nothing
  * more and resolves once the passes in flight have ended. Its poll never keeps the process alive.
@@ -49,6 +52,8 @@ export class BackgroundLoop {
   readonly #duration: HistogramSeries
   readonly #abort = new AbortController()
   readonly #inFlight = new Set<Promise<void>>()
+  // passes in flight that still hold a slot (none gave it up)
+  #holding = 0
   #poll: NodeJS.Timeout | undefined
   #turn: NodeJS.Immediate | undefined
   // a pass is owed (a wake, a poll, a pass that left work) but may wait for a free slot
@@ -123,7 +128,7 @@ export class BackgroundLoop {
   #takeTurn (): void {
     this.#turn ??= setImmediate(() => {
       this.#turn = undefined
-      if (this.#owed && this.#stopping === undefined && this.#inFlight.size < this.#concurrency) {
+      if (this.#owed && this.#stopping === undefined && this.#holding < this.#concurrency) {
         this.#owed = false
         this.#run()
       }
@@ -133,7 +138,19 @@ export class BackgroundLoop {
   #run (): void {
     const signal = this.#abort.signal
     const started = performance.now()
-    const running = new Promise<boolean>((resolve) => { resolve(this.#pass(signal)) })
+    let holding = true
+    const freeSlot = (): void => {
+      if (!holding) return
+      holding = false
+      this.#holding--
+    }
+    const yieldSlot = (): void => {
+      if (!holding) return
+      freeSlot()
+      if (this.#owed) this.#takeTurn()
+    }
+    this.#holding++
+    const running = new Promise<boolean>((resolve) => { resolve(this.#pass(signal, yieldSlot)) })
       // a pass that ends once its signal has aborted was cut off, whatever it returns
       .then((more): PassOutcome => signal.aborted ? 'aborted' : more ? 'more' : 'done', (error: unknown): PassOutcome => {
         if (signal.aborted) return 'aborted'
@@ -148,6 +165,7 @@ export class BackgroundLoop {
         this.#outcomes[outcome].inc()
         this.#duration.observe((performance.now() - started) / 1000)
         this.#inFlight.delete(running)
+        freeSlot()
         if (outcome === 'more') this.#owed = true
         // a wake that came while every slot was busy is owed too
         if (this.#owed) this.#takeTurn()

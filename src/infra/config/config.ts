@@ -92,7 +92,7 @@ export interface WebhookSettings {
   readonly timeoutMs: number
   /** The delays before each retry (`WEBHOOK_RETRY_SCHEDULE`), in ms; after the last, a delivery is given up. */
   readonly retryScheduleMs: readonly number[]
-  /** Most deliveries one instance makes at once (`WEBHOOK_CONCURRENCY`). */
+  /** Most endpoints one instance delivers to at once (`WEBHOOK_CONCURRENCY`), besides as many whose attempts are slow. */
   readonly concurrency: number
   /** Most deliveries in flight to one endpoint at once (`WEBHOOK_ENDPOINT_CONCURRENCY`); 1 keeps an endpoint's deliveries in event-id order. */
   readonly endpointConcurrency: number

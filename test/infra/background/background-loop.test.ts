@@ -256,6 +256,32 @@ describe('BackgroundLoop', () => {
     for (const release of releases) release()
   })
 
+  test('When a pass gives its slot up, then an owed pass runs beside it, and stop() still waits for the one that gave it up', async (t) => {
+    let passes = 0
+    let ended = false
+    const slow = deferred()
+    const { loop } = loopOf(t, {
+      pass: async (_signal, yieldSlot) => {
+        if (++passes > 1) return false
+        yieldSlot()
+        await slow.promise
+        ended = true
+        return false
+      }
+    })
+    loop.start()
+    await until(() => passes === 1, 'the first pass')
+    loop.wake()
+    await until(() => passes === 2, 'a second pass while the first, which gave its slot up, still runs')
+
+    const stopped = loop.stop()
+    await sleep(30)
+    assert.equal(ended, false)
+    slow.resolve()
+    await stopped
+    assert.equal(ended, true, 'stop() resolved before the pass that gave its slot up had ended')
+  })
+
   test('When passes run, then each is timed in the pass-duration histogram under the loop\'s name', async (t) => {
     let passes = 0
     const { loop, metrics } = loopOf(t, { name: 'timed_loop', pass: async () => { await sleep(20); return ++passes < 3 } })

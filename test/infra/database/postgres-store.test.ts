@@ -11,9 +11,21 @@ import { parseInt8 } from '../../../src/infra/database/postgres/int8.js'
 import { execSql, freshDatabaseUrl, requiresPostgres, testDatabaseUrl, withPostgres, withSearchPath } from '../../helpers/databases.js'
 import { buildTestApp, postPet } from '../../helpers/build-app.js'
 import { assertError } from '../../helpers/assertions.js'
+import { startTcpProxy } from '../../helpers/tcp-proxy.js'
+import { EVENTS_RECORDED_CHANNEL } from '../../../src/infra/database/commit-signal.js'
+import { PETS_CHANGED_CHANNEL } from '../../../src/capabilities/pets/store/postgres-sql.js'
 
 async function openOn (t: TestContext, databaseUrl: string): Promise<OpenedStores> {
   return await openStores(t, 'postgres', databaseUrl)
+}
+
+/** Polls `done` until it is true; fails the test after 10 s (a bound on a hang, not a speed asserted). */
+async function until (what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!done()) {
+    assert.ok(Date.now() < deadline, `${what}: not within 10 s`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 describe('PostgreSQL values and errors, mapped without a server', () => {
@@ -114,6 +126,33 @@ describe('PostgreSQL database (postgres)', requiresPostgres(), () => {
     assert.equal(final.length, 400)
     assert.ok(seen.length > 5, `the reader listed only ${seen.length} times`)
     for (const ids of seen) assert.deepEqual(ids, final.slice(0, ids.length), 'a pet appeared below one already listed')
+  })
+
+  test('When the pets\' list version and the webhook delivery both listen, then one connection carries both channels, and each hears only its own', async (t) => {
+    const direct = new URL(await freshDatabaseUrl(t, 'postgres'))
+    const proxy = await startTcpProxy(t, { host: direct.hostname, port: direct.port === '' ? 5432 : Number(direct.port) })
+    const viaProxy = new URL(direct)
+    viaProxy.hostname = '127.0.0.1'
+    viaProxy.port = String(proxy.port)
+    const { database } = await openOn(t, viaProxy.toString())
+    if (database.kind !== 'postgres') throw new Error('not a PostgreSQL database')
+    const opened = proxy.accepted
+    // the pets' store asked for its channel when it was made (openStores); the webhook delivery subscribes to its own
+    const petsChanged = database.listen(PETS_CHANGED_CHANNEL)
+    let recorded = 0
+    const eventsRecorded = database.listen(EVENTS_RECORDED_CHANNEL)
+    eventsRecorded.subscribe(() => { recorded++ })
+    await until('both channels listened on', () => petsChanged.version() !== undefined && eventsRecorded.version() !== undefined)
+
+    const petsVersion = petsChanged.version()
+    const heard = recorded
+    await execSql(direct.toString(), `SELECT pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())`)
+    await until('the events notification heard', () => recorded > heard)
+    assert.equal(petsChanged.version(), petsVersion, 'a notification of the events channel moved the pets\' version')
+    await execSql(direct.toString(), `SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema())`)
+    await until('the pets notification heard', () => petsChanged.version() !== petsVersion)
+
+    assert.equal(proxy.accepted - opened, 1, 'connections opened to listen on two channels')
   })
 
   test('When the search_path names a schema that does not exist, then opening fails saying so', async () => {

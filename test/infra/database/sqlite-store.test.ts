@@ -25,6 +25,18 @@ describe('SQLite database', () => {
     assert.equal(database.connection.pragma('busy_timeout', { simple: true }), SQLITE_BUSY_TIMEOUT_MS)
   })
 
+  test('When writes run without waiting for the disk (the webhook queue\'s), then they run at synchronous=NORMAL and the connection is back to FULL after them, also after a failure', async (t) => {
+    const { database } = await openDatabase(loadConfig({ DATABASE_URL: `sqlite:${join(await tempDir(t), 'pets.db')}` }).database)
+    t.after(() => database.close())
+    if (database.kind !== 'sqlite') throw new Error('not a SQLite database')
+    const synchronous = (): unknown => database.connection.pragma('synchronous', { simple: true })
+
+    assert.equal(database.runWithoutFsync(synchronous), 1, 'NORMAL inside')
+    assert.equal(synchronous(), 2, 'FULL after')
+    assert.throws(() => database.runWithoutFsync(() => database.connection.exec('INSERT INTO no_such_table VALUES (1)')))
+    assert.equal(synchronous(), 2, 'FULL after a failure')
+  })
+
   test('When the directory of the file does not exist, then it is created', async (t) => {
     const path = join(await tempDir(t), 'nested', 'deeper', 'pets.db')
 

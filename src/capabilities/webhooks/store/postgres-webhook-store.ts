@@ -81,6 +81,17 @@ const SQL = {
       'SELECT d.endpoint_id, d.event_id, d.attempts + 1, $5, $6, $7 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
       'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
+  // a batch of successes in one statement (one round trip, one commit), each logged as recordSuccess logs it:
+  // $4 the event ids, $5 when each attempt was sent, $6 how long each took, $7 each status
+  recordSuccesses: {
+    name: 'petstore-record-webhook-successes',
+    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
+      'made AS (SELECT * FROM unnest($4::bigint[], $5::bigint[], $6::integer[], $7::integer[]) AS m (event_id, attempted_at, duration_ms, status)), ' +
+      'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status) ' +
+      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, m.attempted_at, m.duration_ms, m.status FROM webhook_deliveries d JOIN made m ON m.event_id = d.event_id, endpoint ' +
+      'WHERE d.endpoint_id = endpoint.id ORDER BY d.event_id) ' +
+      'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = ANY ($4::bigint[])'
+  },
   // $6 null: the schedule is exhausted, the delivery is given up; $8 when the attempt was sent, $9 how long it took, $10 the status
   recordFailure: {
     name: 'petstore-record-webhook-failure',
@@ -162,6 +173,12 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
+    if (attempts.length > 1 && attempts.every(({ outcome }) => outcome.delivered)) {
+      await this.#query(SQL.recordSuccesses, [claim.id, claim.leaseToken, now.getTime(), attempts.map(({ eventId }) => eventId),
+        attempts.map(({ outcome }) => outcome.startedAt.getTime()), attempts.map(({ outcome }) => Math.round(outcome.durationMs)), attempts.map(({ outcome }) => outcome.status ?? null)])
+      return
+    }
+    // in the order given: a failure after a success leaves the endpoint failing, a success after a failure does not
     const values = attempts.map(({ eventId, outcome }): [Statement, unknown[]] => {
       const made = [outcome.startedAt.getTime(), outcome.durationMs, outcome.status ?? null]
       return outcome.delivered

@@ -109,7 +109,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined> {
     const ms = now.getTime()
-    return this.#run(() => {
+    return this.#runQueue(() => {
       const id = this.#statements.findClaimable.get(ms, includeFailing ? 1 : 0, ms) as number | undefined
       if (id === undefined) return undefined
       const row = this.#statements.claimEndpoint.get(token, ms + leaseMs, id, ms) as ClaimedWebhookEndpointRow | undefined
@@ -132,7 +132,7 @@ export class SqliteWebhookStore implements WebhookStore {
       if (last !== undefined) statements.markScheduled.run(last.id, claim.id)
       return created
     })
-    return this.#run(() => schedule.immediate())
+    return this.#runQueue(() => schedule.immediate())
   }
 
   async nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
@@ -141,7 +141,7 @@ export class SqliteWebhookStore implements WebhookStore {
       if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return []
       return (statements.nextDueDelivery.all(claim.id, now.getTime(), limit) as DueWebhookDeliveryRow[]).map(rowToDueWebhookDelivery)
     })
-    return this.#run(() => next.immediate())
+    return this.#runQueue(() => next.immediate())
   }
 
   async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
@@ -166,11 +166,11 @@ export class SqliteWebhookStore implements WebhookStore {
         else statements.retryDelivery.run(outcome.error, outcome.retryAt.getTime(), claim.id, eventId)
       }
     })
-    this.#run(() => record.immediate())
+    this.#runQueue(() => record.immediate())
   }
 
   async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void> {
-    this.#run(() => this.#statements.releaseEndpoint.run(until.getTime(), claim.id, claim.leaseToken))
+    this.#runQueue(() => this.#statements.releaseEndpoint.run(until.getTime(), claim.id, claim.leaseToken))
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {
@@ -182,5 +182,11 @@ export class SqliteWebhookStore implements WebhookStore {
 
   #run<T>(operation: () => T): T {
     return this.#database.run(operation)
+  }
+
+  // the queue's leases, schedules and outcomes: redone when lost (a lease is taken again, a delivery sent
+  // again), so their commits do not wait for the disk, which would stall the event loop for each of them
+  #runQueue<T>(operation: () => T): T {
+    return this.#database.runWithoutFsync(operation)
   }
 }

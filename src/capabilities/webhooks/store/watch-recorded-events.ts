@@ -6,8 +6,8 @@ export const DATA_VERSION_PROBE_MS = 50
 
 /**
  * Calls `onEvents` whenever events may have been recorded: at once after this instance's own commits
- * (the database's signal); for other instances and processes, on PostgreSQL at their commit (`LISTEN`,
- * and on each reconnection), on SQLite within {@link DATA_VERSION_PROBE_MS} (any other connection's
+ * (the database's signal); for other instances and processes, on PostgreSQL at their commit (`LISTEN` on the
+ * connection the instance already listens on for changes, and each time it listens again), on SQLite within {@link DATA_VERSION_PROBE_MS} (any other connection's
  * commit moves `data_version`). Nothing here writes. Returns what stops it.
  */
 export function watchRecordedEvents (database: Database, onEvents: () => void): () => void {

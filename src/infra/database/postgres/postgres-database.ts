@@ -2,12 +2,13 @@ import pg from 'pg'
 import { StoreUnavailableError } from '../../errors/catalogue.js'
 import { CommitSignal } from '../commit-signal.js'
 import type { DatabaseConnection, MigrationResult } from '../database-connection.js'
-import { ChangeListener } from './change-listener.js'
+import type { ChangeListener } from './change-listener.js'
 import { describePostgres } from './connection.js'
 import { toStoreError } from './errors.js'
 import { PG_TYPES } from './int8.js'
 import type { Statement } from './locks.js'
 import { migratePostgres, migrationClient } from './migrations.js'
+import { NotificationListener } from './notification-listener.js'
 
 export interface PostgresDatabaseOptions {
   /** A libpq-style connection string (`postgres://…`); `options=-c search_path=…` selects a schema. */
@@ -39,6 +40,7 @@ export class PostgresDatabase implements DatabaseConnection {
   readonly #pool: pg.Pool
   readonly eventsRecorded = new CommitSignal()
   readonly #closers: Array<() => Promise<void>> = []
+  #notifications: NotificationListener | undefined
   #closed = false
 
   constructor (options: PostgresDatabaseOptions) {
@@ -74,14 +76,18 @@ export class PostgresDatabase implements DatabaseConnection {
   }
 
   /**
-   * A `LISTEN` on `channel` over a connection of its own, whose version moves with each notification (and
-   * while the connection is down, is unknown); closed when the database closes.
+   * `channel` heard with `LISTEN`: a version that moves with each notification for this schema (and while not
+   * listening, is unknown). Every channel is heard over one connection of its own beside the pool, opened on first
+   * use and closed when the database closes.
    */
   listen (channel: string): ChangeListener {
-    const { url, timeoutMs, onBackgroundError } = this.options
-    const listener = new ChangeListener({ url, channel, timeoutMs, ...(onBackgroundError === undefined ? {} : { onBackgroundError }) })
-    this.closeWith(async () => { await listener.close() })
-    return listener
+    if (this.#notifications === undefined) {
+      const { url, timeoutMs, onBackgroundError } = this.options
+      const notifications = new NotificationListener({ url, timeoutMs, ...(onBackgroundError === undefined ? {} : { onBackgroundError }) })
+      this.closeWith(async () => { await notifications.close() })
+      this.#notifications = notifications
+    }
+    return this.#notifications.channel(channel)
   }
 
   /** Runs one statement on the pool; its rows, errors mapped to store errors. */
