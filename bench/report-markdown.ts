@@ -106,11 +106,13 @@ function markdown (report: Report): string {
 }
 
 /** Writes bench/results/latest.json and latest.md; returns the markdown. */
-export async function writeReport (report: Report): Promise<string> {
+export async function writeReport (report: Report, part?: string): Promise<string> {
   const dir = join(PROJECT_ROOT, 'bench', 'results')
   await mkdir(dir, { recursive: true })
   const md = markdown(report)
-  await writeFile(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`)
-  await writeFile(join(dir, 'latest.md'), md)
+  // a partial run (--only) beside the full one, never over it
+  const name = part === undefined ? 'latest' : `latest-${part}`
+  await writeFile(join(dir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`)
+  await writeFile(join(dir, `${name}.md`), md)
   return md
 }

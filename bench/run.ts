@@ -1,6 +1,6 @@
 /**
- * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks`
- * runs the webhook scenarios alone.
+ * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|orders|overload`
+ * runs those scenarios alone (a partial report, written beside the full one as latest-<name>.md).
  * What it measures and how: docs/performance.md. It never fails on a number; it exits non-zero
  * only when the harness itself could not run (or could not measure a scenario).
  */
@@ -83,8 +83,12 @@ async function attempt (report: Report, label: string, work: () => Promise<void>
   }
 }
 
-/** What `--only` may name: the scenarios run alone. */
-const ONLY = ['webhooks'] as const
+/**
+ * What `--only` may name: the scenarios run alone, to A/B one lever quickly (the full report needs every one):
+ * the webhook scenarios, the orders' loads (placeOrder, getInventory), or the overload scenario.
+ */
+const ONLY = ['webhooks', 'orders', 'overload'] as const
+const ORDER_SCENARIOS = ['placeOrder', 'getInventory']
 type Only = typeof ONLY[number]
 
 /** The webhook scenarios (bench/scenarios/webhooks.ts) on each store: their checks join the targets. */
@@ -138,7 +142,9 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
             await sleep(1_000)
             const idle = rssBytes(service.processTree())
             if (idle !== undefined) report.idleRssAfterReadyMb[kind] = idle / 1024 / 1024
-            report.rows.push(...await compareServers(context, kind, facts, { bare, peer, service }, LOAD_SCENARIOS, report.harnessErrors))
+            const loads = only === 'orders' ? LOAD_SCENARIOS.filter((scenario) => ORDER_SCENARIOS.includes(scenario.name)) : LOAD_SCENARIOS
+            if (only !== 'overload') report.rows.push(...await compareServers(context, kind, facts, { bare, peer, service }, loads, report.harnessErrors))
+            if (only !== undefined) return
             await attempt(report, `${kind}: a change through another instance`, async () => {
               report.timingSamples.push({ target: 'crossInstanceList', store: kind, samplesMs: await crossInstanceList(context, store, service) })
             })
@@ -155,6 +161,14 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   }
 
   const store = sqliteStore
+  if (only === 'overload' && store !== undefined) {
+    await attempt(report, 'overload', async () => { report.notes.push(...await overload(context, store)) })
+    return report
+  }
+  if (only === 'orders') {
+    report.targets = evaluateTargets(report)
+    return report
+  }
   if (store !== undefined) {
     await attempt(report, 'cold start', async () => {
       const result = await coldStart(context, store)
@@ -224,9 +238,10 @@ async function main (): Promise<number> {
     await buildService()
     const report = await bench(plan, only)
     report.elapsedSeconds = Math.round((performance.now() - started) / 1000)
-    const md = await writeReport(report)
+    const md = await writeReport(report, only)
     process.stdout.write(`\n${md}\n`)
-    log(`done in ${report.elapsedSeconds} s; wrote bench/results/latest.json and latest.md`)
+    const name = only === undefined ? 'latest' : `latest-${only}`
+    log(`done in ${report.elapsedSeconds} s; wrote bench/results/${name}.json and ${name}.md`)
     if (report.harnessErrors.length === 0) return 0
     log(`the harness could not measure everything:\n  ${report.harnessErrors.join('\n  ')}`)
     return 1
