@@ -31,7 +31,7 @@ export const SEED_PETS = 100_000
  * sized for this rate over all its runs ({@link orderablePetsPerServer}). A server faster than this runs out
  * of pets, and the scenario fails saying so.
  */
-export const ORDER_RATE_CEILING = 10_000
+export const ORDER_RATE_CEILING = 20_000
 /** Available pets seeded for each server that takes placeOrder: its warm-up and every timed run at {@link ORDER_RATE_CEILING}. */
 export function orderablePetsPerServer (plan: Plan): number {
   const runs = 1 + plan.rounds

@@ -16,6 +16,9 @@ import { groupPlacements, type Placement } from './placements.js'
 
 const param = (n: number): string => `$${n}`
 
+// what a batch that found a claim lost returns, so that it is rolled back and placed again one by one
+const CLAIM_LOST = Symbol('claim lost')
+
 /**
  * The statements of the PostgreSQL order store. Locks are always taken in one order — the order's row, then
  * the pet's row, then the changes lock (as updatePet takes the pet's row, then the changes lock) — so two
@@ -30,6 +33,24 @@ const SQL = {
   lockChanges: {
     name: 'petstore-orders-lock-changes',
     text: `SELECT ${lockSql(LOCKS.changes)}, pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())`
+  },
+  // a batch's orders, after its pets were locked: the changes lock (event ids in commit order), the orders inserted
+  // in arrival order ($2 the positions), their pets made pending; an order refused by the index returns no row
+  insertOrders: {
+    name: 'petstore-insert-orders',
+    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
+      `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())), ` +
+      'input AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS t (pet_id, position)), ' +
+      "inserted AS (INSERT INTO orders (pet_id, status, placed_at) SELECT input.pet_id, 'placed', $3::timestamptz FROM input, ordered, notified ORDER BY input.position " +
+      `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}), ` +
+      "moved AS (UPDATE pets SET status = 'pending' FROM inserted WHERE pets.id = inserted.pet_id) " +
+      `SELECT ${ORDER_COLUMNS} FROM inserted`
+  },
+  // the batch's events, their ids drawn in the order given
+  insertEvents: {
+    name: 'petstore-orders-insert-events',
+    text: 'INSERT INTO events (type, occurred_at, data) SELECT t.type, $3::timestamptz, t.data::json ' +
+      'FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t (type, data, position) ORDER BY t.position'
   },
   setPetStatus: { name: 'petstore-orders-set-pet-status', text: 'UPDATE pets SET status = $1 WHERE id = $2' },
   // the partial unique index of open orders refuses a second one: then no row comes back
@@ -63,13 +84,21 @@ export class PostgresOrderStore implements OrderStore {
   }
 
   /**
-   * One transaction for the batch: its pets locked, the changes lock taken once, then each placement in
-   * arrival order (a placement with an Idempotency-Key inside a savepoint, undone alone when its claim
-   * was lost), so a burst of orders shares one lock wait and one commit instead of queueing for each.
+   * One transaction for the batch, four round trips whatever its size: its pets locked in id order (as a
+   * pet's change locks its row, then the changes lock), each placement judged on them in arrival order,
+   * the orders inserted and their pets made pending under the changes lock, the events recorded in that
+   * order, the claims completed. A batch in which a claim was found lost is rolled back and placed again
+   * one by one, each such placement in a savepoint, so that only those orders are undone.
    */
   async #placeBatch (placements: readonly Placement[]): Promise<Array<ItemOutcome<PlaceOrderOutcome>>> {
     let wrote = false
     try {
+      const grouped = await this.#database.transaction(async (client) => {
+        const outcomes = await this.#placeTogether(client, placements)
+        wrote ||= outcomes !== CLAIM_LOST && outcomes.some((outcome) => outcome.ok && outcome.value.outcome === 'placed')
+        return outcomes
+      }, (outcomes) => outcomes === CLAIM_LOST)
+      if (grouped !== CLAIM_LOST) return grouped
       return await this.#database.transaction(async (client) => {
         const { rows } = await client.query<PetRow>({ ...SQL.findPetsForUpdate, values: [placements.map((placement) => placement.petId)] })
         const pets = new Map(rows.map((row) => { const pet = rowToPet(row); return [String(pet.id), pet] }))
@@ -88,6 +117,52 @@ export class PostgresOrderStore implements OrderStore {
       // before the 201s go out (and also when the commit's outcome is unknown): as after a pet's change
       if (wrote) notePetsChanged(this.#database)
     }
+  }
+
+  async #placeTogether (client: pg.PoolClient, placements: readonly Placement[]): Promise<Array<ItemOutcome<PlaceOrderOutcome>> | typeof CLAIM_LOST> {
+    const { rows } = await client.query<PetRow>({ ...SQL.findPetsForUpdate, values: [placements.map((placement) => placement.petId)] })
+    const pets = new Map(rows.map((row) => { const pet = rowToPet(row); return [String(pet.id), pet] }))
+    // each placement judged on the pets as the ones before it left them: a second order for a pet is refused
+    const outcomes: Array<PlaceOrderOutcome | 'orderable'> = placements.map(({ petId }) => {
+      const pet = pets.get(String(petId))
+      if (pet === undefined) return { outcome: 'pet_not_found' }
+      const decision = decidePlacement(pet.status)
+      if (decision.outcome !== 'orderable') return decision
+      pets.set(String(petId), { ...pet, status: 'pending' })
+      return 'orderable'
+    })
+    const positions = outcomes.flatMap((outcome, index) => outcome === 'orderable' ? [index] : [])
+    if (positions.length > 0) {
+      const now = new Date()
+      const inserted = await client.query<OrderRow>({ ...SQL.insertOrders, values: [positions.map((index) => placements[index]?.petId), positions, now] })
+      const orders = new Map(inserted.rows.map((row) => { const order = rowToOrder(row); return [String(order.petId), order] }))
+      const types: string[] = []
+      const data: string[] = []
+      const completing: Array<{ claim: IdempotencyCompletion, order: Order }> = []
+      for (const index of positions) {
+        const placement = placements[index] as Placement
+        const order = orders.get(String(placement.petId))
+        if (order === undefined) {
+          outcomes[index] = { outcome: 'pet_not_available', petStatus: 'pending' }
+          continue
+        }
+        const pet = rowToPet(rows.find((row) => String(row.id) === String(placement.petId)) as PetRow)
+        types.push('pet.updated', 'order.created')
+        data.push(stringifyJson(petUpdatedData(pet, { ...pet, status: 'pending' })), stringifyJson(orderCreatedData(order)))
+        if (placement.completing !== undefined) completing.push({ claim: placement.completing, order })
+        outcomes[index] = { outcome: 'placed', order }
+      }
+      if (types.length > 0) await client.query({ ...SQL.insertEvents, values: [types, data, now] })
+      if (completing.length > 0) {
+        const completed = await client.query({
+          ...SQL.completeIdempotencyKeys,
+          values: [completing.map(({ claim }) => claim.scope), completing.map(({ claim }) => claim.key), completing.map(({ claim }) => claim.token),
+            completing.map(({ order }) => stringifyJson(order))]
+        })
+        if (completed.rows.length !== completing.length) return CLAIM_LOST
+      }
+    }
+    return outcomes.map((outcome) => ({ ok: true, value: outcome === 'orderable' ? { outcome: 'pet_not_available', petStatus: 'pending' } : outcome }))
   }
 
   async #placeLocked (client: pg.PoolClient, pets: Map<string, Pet>, { petId, completing }: Placement): Promise<ItemOutcome<PlaceOrderOutcome>> {
