@@ -43,12 +43,13 @@ for (const kind of testStores()) {
       const { keys, database, databaseUrl } = await openStores(t, kind)
       await keys.createApiKey('old', 'hash-old')
       await database.close()
-      // back to the schema before 0003_api_key_roles (and the migrations after it): orders' inventory triggers on pets first
-      const undoCounts = kind === 'sqlite'
-        ? ['DROP TRIGGER pet_counts_insert', 'DROP TRIGGER pet_counts_update', 'DROP TRIGGER pet_counts_delete']
-        : ['DROP FUNCTION pet_counts_apply () CASCADE']
-      for (const statement of undoCounts) await execSql(databaseUrl, statement)
-      for (const table of ['orders', 'pet_counts', 'webhook_deliveries', 'webhook_endpoints', 'event_retention', 'events']) await execSql(databaseUrl, `DROP TABLE ${table}`)
+      // back to the schema before 0003_api_key_roles (and the migrations after it): orders' inventory triggers on pets
+      // and the attempts' retention trigger on events first
+      const undoTriggers = kind === 'sqlite'
+        ? ['DROP TRIGGER pet_counts_insert', 'DROP TRIGGER pet_counts_update', 'DROP TRIGGER pet_counts_delete', 'DROP TRIGGER webhook_attempts_retention']
+        : ['DROP FUNCTION pet_counts_apply () CASCADE', 'DROP FUNCTION webhook_attempts_retention () CASCADE']
+      for (const statement of undoTriggers) await execSql(databaseUrl, statement)
+      for (const table of ['orders', 'pet_counts', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'event_retention', 'events']) await execSql(databaseUrl, `DROP TABLE ${table}`)
       await execSql(databaseUrl, 'ALTER TABLE api_keys DROP COLUMN role')
       await execSql(databaseUrl, 'DELETE FROM schema_migrations WHERE version >= 3')
 
