@@ -1,3 +1,5 @@
+import { StoreUnavailableError } from '../errors/catalogue.js'
+
 /** The outcome of one item of a batch: its result, or the error that item alone failed with. */
 export type ItemOutcome<R> = { ok: true, value: R } | { ok: false, error: unknown }
 
@@ -78,4 +80,13 @@ export class GroupCommit<T, R> {
       if (this.#queue.length > 0) this.#schedule()
     }
   }
+}
+
+/**
+ * A group commit of a store's writes, at most `maxBatch` a transaction, whose queued writes fail at once
+ * with a batch that found the store unavailable: a caller then waits at most for the batch ahead of it,
+ * and its 503 comes within the store's bound instead of after a chain of timeouts.
+ */
+export function storeGroupCommit<T, R> (write: BatchWriter<T, R>, maxBatch: number): GroupCommit<T, R> {
+  return new GroupCommit(write, maxBatch, (error) => error instanceof StoreUnavailableError)
 }

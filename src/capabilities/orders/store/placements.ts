@@ -1,5 +1,4 @@
-import { GroupCommit, type BatchWriter } from '../../../infra/database/group-commit.js'
-import { StoreUnavailableError } from '../../../infra/errors/catalogue.js'
+import { storeGroupCommit, type BatchWriter, type GroupCommit } from '../../../infra/database/group-commit.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import type { PlaceOrderOutcome } from '../order-decisions.js'
@@ -19,5 +18,5 @@ const MAX_PLACEMENTS_PER_COMMIT = 256
  * queued behind a batch that found the store unavailable fail with it at once.
  */
 export function groupPlacements (write: BatchWriter<Placement, PlaceOrderOutcome>): GroupCommit<Placement, PlaceOrderOutcome> {
-  return new GroupCommit(write, MAX_PLACEMENTS_PER_COMMIT, (error) => error instanceof StoreUnavailableError)
+  return storeGroupCommit(write, MAX_PLACEMENTS_PER_COMMIT)
 }

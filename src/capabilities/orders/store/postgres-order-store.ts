@@ -70,6 +70,12 @@ const SQL = {
   byPetAndStatus: { name: 'petstore-list-orders-by-pet-and-status', text: listOrdersSql('byPetAndStatus', param) }
 } as const
 
+/** The pets of a batch, locked in id order, by id as text (what a placement names them by). */
+async function lockPets (client: pg.PoolClient, placements: readonly Placement[]): Promise<Map<string, Pet>> {
+  const { rows } = await client.query<PetRow>({ ...SQL.findPetsForUpdate, values: [placements.map((placement) => placement.petId)] })
+  return new Map(rows.map((row) => { const pet = rowToPet(row); return [String(pet.id), pet] }))
+}
+
 /** The orders of the shared PostgreSQL database: each change one transaction with its pet's change and both events. */
 export class PostgresOrderStore implements OrderStore {
   readonly #database: PostgresDatabase
@@ -100,8 +106,7 @@ export class PostgresOrderStore implements OrderStore {
       }, (outcomes) => outcomes === CLAIM_LOST)
       if (grouped !== CLAIM_LOST) return grouped
       return await this.#database.transaction(async (client) => {
-        const { rows } = await client.query<PetRow>({ ...SQL.findPetsForUpdate, values: [placements.map((placement) => placement.petId)] })
-        const pets = new Map(rows.map((row) => { const pet = rowToPet(row); return [String(pet.id), pet] }))
+        const pets = await lockPets(client, placements)
         if (placements.some((placement) => decidePlacement(pets.get(String(placement.petId))?.status).outcome === 'orderable')) {
           await client.query(SQL.lockChanges)
         }
@@ -120,8 +125,8 @@ export class PostgresOrderStore implements OrderStore {
   }
 
   async #placeTogether (client: pg.PoolClient, placements: readonly Placement[]): Promise<Array<ItemOutcome<PlaceOrderOutcome>> | typeof CLAIM_LOST> {
-    const { rows } = await client.query<PetRow>({ ...SQL.findPetsForUpdate, values: [placements.map((placement) => placement.petId)] })
-    const pets = new Map(rows.map((row) => { const pet = rowToPet(row); return [String(pet.id), pet] }))
+    const locked = await lockPets(client, placements)
+    const pets = new Map(locked)
     // each placement judged on the pets as the ones before it left them: a second order for a pet is refused
     const outcomes: Array<PlaceOrderOutcome | 'orderable'> = placements.map(({ petId }) => {
       const pet = pets.get(String(petId))
@@ -146,7 +151,7 @@ export class PostgresOrderStore implements OrderStore {
           outcomes[index] = { outcome: 'pet_not_available', petStatus: 'pending' }
           continue
         }
-        const pet = rowToPet(rows.find((row) => String(row.id) === String(placement.petId)) as PetRow)
+        const pet = locked.get(String(placement.petId)) as Pet
         types.push('pet.updated', 'order.created')
         data.push(stringifyJson(petUpdatedData(pet, { ...pet, status: 'pending' })), stringifyJson(orderCreatedData(order)))
         if (placement.completing !== undefined) completing.push({ claim: placement.completing, order })

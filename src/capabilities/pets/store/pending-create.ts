@@ -1,5 +1,4 @@
-import { StoreUnavailableError } from '../../../infra/errors/catalogue.js'
-import { GroupCommit, type BatchWriter } from '../../../infra/database/group-commit.js'
+import { storeGroupCommit, type BatchWriter, type GroupCommit } from '../../../infra/database/group-commit.js'
 import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import type { Pet } from '../pet-schemas.js'
 import type { NewPetRecord } from './pet-store.js'
@@ -19,5 +18,5 @@ const MAX_CREATES_PER_COMMIT = 256
  * within the store's bound instead of after a chain of timeouts).
  */
 export function groupCreates (write: BatchWriter<PendingCreate, Pet>): GroupCommit<PendingCreate, Pet> {
-  return new GroupCommit(write, MAX_CREATES_PER_COMMIT, (error) => error instanceof StoreUnavailableError)
+  return storeGroupCommit(write, MAX_CREATES_PER_COMMIT)
 }
