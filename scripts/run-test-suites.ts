@@ -34,6 +34,8 @@ import { run } from 'node:test'
 import { spec as SpecReporter, type TestEvent } from 'node:test/reporters'
 import { fileURLToPath } from 'node:url'
 import { staleBuildFiles } from '../tools/harness/build-freshness.js'
+import { createRunDatabase } from '../tools/harness/run-database.js'
+import { testDatabaseUrlIn } from '../tools/harness/test-stores.js'
 import { RunOutcome } from './test-suites/run-outcome.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -258,6 +260,11 @@ async function main (): Promise<number> {
   // stay real files on a real file system; the durability tests SIGKILL processes, which never needed fsync
   const scratch = await scratchDirectory()
   if (scratch !== undefined) process.env.TMPDIR = scratch
+  // the PostgreSQL suites' schemas in a database of this run's own, dropped when it ends (tools/harness/run-database.ts)
+  const serverUrl = testDatabaseUrlIn(process.env)
+  const runDatabase = serverUrl === undefined ? undefined : await createRunDatabase(serverUrl)
+  if (runDatabase !== undefined && 'url' in runDatabase) process.env.TEST_DATABASE_URL = runDatabase.url
+  if (runDatabase !== undefined && 'refused' in runDatabase) say(`the PostgreSQL suites use TEST_DATABASE_URL's own database: a database of the run's own could not be created (${runDatabase.refused})`)
   const groupTimes: string[] = []
   const groups = await testGroups({ quick, again, concurrency, only })
   if (groups.length === 0) throw new Error('no test file to run')
@@ -309,6 +316,7 @@ async function main (): Promise<number> {
   if (outcome.summaryFailed && outcome.failures.length === 0) say('node:test reported the run as failed')
   totals.set('duration_ms', Math.round((performance.now() - started) * 1e6) / 1e6)
   for (const [name, value] of totals) say(`${name} ${value}`)
+  if (runDatabase !== undefined && 'url' in runDatabase) await runDatabase.drop()
   await new Promise<void>((resolve) => { reporter.end(resolve) })
   return outcome.ok ? 0 : 1
 }
