@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 /**
  * The installation's root (where package.json is): the nearest folder above this module that has one.
  * It is found rather than assumed because the module sits at different depths: `src/` (tsx), `dist/`
- * (the compiled modules the CLI runs) and `dist/bin/` (the server's bundle, scripts/build.js). A relative
+ * (the compiled modules) and `dist/bin/` (the server's and the CLI's bundles, scripts/build.js). A relative
  * SQLite path, the migrations and the version then resolve alike for the server and the CLI, wherever
  * either is started.
  */
