@@ -10,7 +10,7 @@
  * - The paired group ({@link PAIRED_FILES}): files whose assertions time an answer but that keep
  *   little of a core busy, two at a time.
  * - The serial group ({@link SERIAL_FILES}): the files whose assertions hold a wall-clock budget while
- *   they load the machine (SIGKILL, drain, soak, WORKERS, Chromium), one file at a time and alone.
+ *   they load the machine (drain, soak, WORKERS, Chromium), one file at a time and alone.
  *
  * Every test and hook has {@link TEST_TIMEOUT_MS} unless it sets its own `timeout` (Node 24; on older Nodes
  * each file's process has {@link FILE_TIMEOUT_MS} as a whole), and a file's process exits once its tests are
@@ -45,8 +45,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
  * under load, several processes, a browser): one at a time and alone, last.
  */
 export const SERIAL_FILES: readonly RegExp[] = [
-  // SIGKILL durability, the SIGTERM drain and its bound, the soak
-  /^test\/reliability\//,
+  // the SIGTERM drain and its bound, the soak
+  /^test\/reliability\/(background-shutdown|drain-bound|graceful-shutdown|soak)\.test\.ts$/,
   // WORKERS=N: a primary and its workers, restarts timed
   /^test\/bin\/cluster\.test\.ts$/,
   // load shedding: a server driven past its event-loop bound by real load
@@ -72,7 +72,10 @@ export const PAIRED_FILES: readonly RegExp[] = [
   // webhook deliveries must arrive within 5 to 30 s, retries and backoff included (the webhooks suites);
   // the client's feed follower must stop within a second of its abort
   /^test\/webhooks\/(delivery(-instances|-answers|-address-guard)?|endpoint-lifecycle)\.test\.ts$/,
-  /^test\/client\/events\.test\.ts$/
+  /^test\/client\/events\.test\.ts$/,
+  // SIGKILL during a stream of writes, then a restart: what they assert is what survived, and the stream
+  // needs its few hundred acknowledged writes within 2.5 s (one core does thousands a second)
+  /^test\/reliability\/crash-(durability|events|idempotency|orders|webhooks)\.test\.ts$/
 ]
 
 /**
