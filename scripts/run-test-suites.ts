@@ -288,8 +288,10 @@ async function main (): Promise<number> {
       files: group.files.map((file) => join(ROOT, file)),
       concurrency: group.concurrency,
       timeout: TIMEOUT_PER_TEST ? TEST_TIMEOUT_MS : FILE_TIMEOUT_MS,
-      // a test that timed out may leave a socket or timer behind: its file's process exits anyway
-      forceExit: true,
+      // Node 20: a test that timed out may leave a socket or timer behind, and its file's process exits anyway.
+      // Not on Node 24: there a forced exit lost part of the file's events on their way here (the same four
+      // files reported 47 to 82 of their 82 tests); a file left running is stopped by the watchdog below
+      forceExit: !TIMEOUT_PER_TEST,
       signal: stop.signal
     }) as AsyncIterable<TestEvent>
     try {
