@@ -13,8 +13,8 @@
  *   they load the machine (drain, soak, WORKERS, Chromium), one file at a time and alone.
  *
  * Every test and hook has {@link TEST_TIMEOUT_MS} unless it sets its own `timeout` (Node 24; on older Nodes
- * each file's process has {@link FILE_TIMEOUT_MS} as a whole), and a file's process exits once its tests are
- * done. The exit code comes from node:test's events ({@link RunOutcome}): 1 when a test, suite, hook or file
+ * each file's process has {@link FILE_TIMEOUT_MS} as a whole), and on Node 20 a file's process exits once its
+ * tests are done. The exit code comes from node:test's events ({@link RunOutcome}): 1 when a test, suite, hook or file
  * failed or was cancelled, or a file reported no test. Before the summary, `ℹ stores: …` says how many
  * tests ran on each store and why a store's cases did not run.
  *
@@ -27,8 +27,8 @@
  */
 import { execFileSync } from 'node:child_process'
 import { setMaxListeners } from 'node:events'
-import { accessSync, constants, writeFileSync } from 'node:fs'
-import { chmod, mkdir, readdir } from 'node:fs/promises'
+import { constants, writeFileSync } from 'node:fs'
+import { access, chmod, mkdir, readdir } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
 import { run } from 'node:test'
 import { spec as SpecReporter, type TestEvent } from 'node:test/reporters'
@@ -227,11 +227,7 @@ const seconds = (ms: number): string => (ms / 1000).toFixed(0)
  */
 async function scratchDirectory (): Promise<string | undefined> {
   if (process.env.TMPDIR !== undefined && process.env.TMPDIR !== '') return undefined
-  try {
-    accessSync('/dev/shm', constants.W_OK | constants.X_OK)
-  } catch {
-    return undefined
-  }
+  if (!await access('/dev/shm', constants.W_OK | constants.X_OK).then(() => true, () => false)) return undefined
   const dir = `/dev/shm/petstore-tests-${process.getuid?.() ?? 'user'}`
   await mkdir(dir, { recursive: true })
   // the release runs as another user from a directory in here (test/release/release.test.ts)
@@ -266,46 +262,51 @@ async function main (): Promise<number> {
   // the PostgreSQL suites' schemas in a database of this run's own, dropped when it ends (tools/harness/run-database.ts)
   const serverUrl = testDatabaseUrlIn(process.env)
   const runDatabase = serverUrl === undefined ? undefined : await createRunDatabase(serverUrl)
-  if (runDatabase !== undefined && 'url' in runDatabase) process.env.TEST_DATABASE_URL = runDatabase.url
-  if (runDatabase !== undefined && 'refused' in runDatabase) say(`the PostgreSQL suites use TEST_DATABASE_URL's own database: a database of the run's own could not be created (${runDatabase.refused})`)
+  if (runDatabase !== undefined) process.env.TEST_DATABASE_URL = runDatabase.url
+  if (runDatabase?.refused !== undefined) say(`the PostgreSQL suites use TEST_DATABASE_URL's own database: a database of the run's own could not be created (${runDatabase.refused})`)
   const groupTimes: string[] = []
   const groups = await testGroups({ quick, again, concurrency, only })
   if (groups.length === 0) throw new Error('no test file to run')
   if (again && only.length === 0) say(`left out of this second run (what they test does not depend on Node): ${NODE_INDEPENDENT_FILES.join(', ')}`)
-  for (const group of groups) {
-    say(`${group.name} group: ${group.files.length} files, ${group.concurrency} at a time`)
-    const groupStarted = performance.now()
-    const stop = new AbortController()
-    // run() adds a listener to the signal per file: without this, Node warns of a leak past 10 files
-    setMaxListeners(group.files.length + 10, stop.signal)
-    const watchdog = setInterval(() => {
-      const stuck = filesRunningLongerThan(spans, group.files, FILE_TIMEOUT_MS + 60_000)
-      if (stuck.length === 0 || stop.signal.aborted) return
-      say(`${stuck.join(', ')}: still running ${seconds(FILE_TIMEOUT_MS + 60_000)} s after it started, the ${group.name} group is stopped`)
-      stop.abort()
-    }, 5_000)
-    const events = run({
-      files: group.files.map((file) => join(ROOT, file)),
-      concurrency: group.concurrency,
-      timeout: TIMEOUT_PER_TEST ? TEST_TIMEOUT_MS : FILE_TIMEOUT_MS,
-      // Node 20: a test that timed out may leave a socket or timer behind, and its file's process exits anyway.
-      // Not on Node 24: there a forced exit lost part of the file's events on their way here (the same four
-      // files reported 47 to 82 of their 82 tests); a file left running is stopped by the watchdog below
-      forceExit: !TIMEOUT_PER_TEST,
-      signal: stop.signal
-    }) as AsyncIterable<TestEvent>
-    try {
-      for await (const event of events) {
-        trackFile(spans, event)
-        outcome.add(event)
-        const line = summaryLine(event)
-        if (line === undefined) reporter.write(event)
-        else totals.set(line[0], (totals.get(line[0]) ?? 0) + line[1])
+  try {
+    for (const group of groups) {
+      say(`${group.name} group: ${group.files.length} files, ${group.concurrency} at a time`)
+      const groupStarted = performance.now()
+      const stop = new AbortController()
+      // run() adds a listener to the signal per file: without this, Node warns of a leak past 10 files
+      setMaxListeners(group.files.length + 10, stop.signal)
+      const watchdog = setInterval(() => {
+        const stuck = filesRunningLongerThan(spans, group.files, FILE_TIMEOUT_MS + 60_000)
+        if (stuck.length === 0 || stop.signal.aborted) return
+        say(`${stuck.join(', ')}: still running ${seconds(FILE_TIMEOUT_MS + 60_000)} s after it started, the ${group.name} group is stopped`)
+        stop.abort()
+      }, 5_000)
+      const events = run({
+        files: group.files.map((file) => join(ROOT, file)),
+        concurrency: group.concurrency,
+        timeout: TIMEOUT_PER_TEST ? TEST_TIMEOUT_MS : FILE_TIMEOUT_MS,
+        // Node 20: a test that timed out may leave a socket or timer behind, and its file's process exits anyway.
+        // Not on Node 24: there a forced exit lost part of the file's events on their way here (the same four
+        // files reported 47 to 82 of their 82 tests); a file left running is stopped by the watchdog below
+        forceExit: !TIMEOUT_PER_TEST,
+        signal: stop.signal
+      }) as AsyncIterable<TestEvent>
+      try {
+        for await (const event of events) {
+          trackFile(spans, event)
+          outcome.add(event)
+          const line = summaryLine(event)
+          if (line === undefined) reporter.write(event)
+          else totals.set(line[0], (totals.get(line[0]) ?? 0) + line[1])
+        }
+      } finally {
+        clearInterval(watchdog)
       }
-    } finally {
-      clearInterval(watchdog)
+      groupTimes.push(`${group.name} ${seconds(performance.now() - groupStarted)} s`)
     }
-    groupTimes.push(`${group.name} ${seconds(performance.now() - groupStarted)} s`)
+  } finally {
+    // also when a group threw: the run's database is not left on the server
+    await runDatabase?.drop()
   }
 
   const took = [...spans].map(([file, { start, end }]) => [file, (end ?? performance.now()) - start] as const)
@@ -321,7 +322,6 @@ async function main (): Promise<number> {
   if (outcome.summaryFailed && outcome.failures.length === 0) say('node:test reported the run as failed')
   totals.set('duration_ms', Math.round((performance.now() - started) * 1e6) / 1e6)
   for (const [name, value] of totals) say(`${name} ${value}`)
-  if (runDatabase !== undefined && 'url' in runDatabase) await runDatabase.drop()
   await new Promise<void>((resolve) => { reporter.end(resolve) })
   return outcome.ok ? 0 : 1
 }

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { withPostgres } from './postgres.js'
 
-/** A PostgreSQL database made for one run of the suites, and how to remove it. */
+/** The database one run of the suites uses, and how to remove it. */
 export interface RunDatabase {
   url: string
   drop: () => Promise<void>
+  /** Why no database of the run's own was made: `url` is then the server URL's own, and `drop` does nothing. */
+  refused?: string
 }
 
 /**
@@ -14,14 +16,14 @@ export interface RunDatabase {
  * pg_attribute and pg_depend as dead tuples until a vacuum, and a server without autovacuum (this
  * machine kind's) never runs one, so each run's 1,300 schemas made every later run's catalog look-ups
  * slower (pg_attribute at 330 MB after five runs; a schema's migrations took 74 ms of the server's CPU
- * instead of 46). `refused`, saying why, when the database cannot be created (no CREATEDB, no server).
+ * instead of 46). When the database cannot be created (no CREATEDB, no server), `serverUrl`'s own, saying why.
  */
-export async function createRunDatabase (serverUrl: string): Promise<RunDatabase | { refused: string }> {
+export async function createRunDatabase (serverUrl: string): Promise<RunDatabase> {
   const name = `petstore_run_${randomBytes(6).toString('hex')}`
   try {
     await withPostgres((client) => client.query(`CREATE DATABASE ${name}`), serverUrl)
   } catch (error) {
-    return { refused: error instanceof Error ? error.message : String(error) }
+    return { url: serverUrl, drop: async () => {}, refused: error instanceof Error ? error.message : String(error) }
   }
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
