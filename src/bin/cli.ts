@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util'
 import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from '../capabilities/backups/cli.js'
 import { KEY_COMMAND_OPTIONS, KEY_COMMANDS, KeyUsageError, prepareKeyCommand, type KeyCommand } from '../capabilities/keys/cli.js'
-import { runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from '../capabilities/webhooks/cli.js'
+import { RELEASE_HELD_CLAIMS_SQLITE } from '../capabilities/idempotency/index.js'
+import { RELEASE_HELD_LEASES_SQLITE, runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from '../capabilities/webhooks/cli.js'
 import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, INSTALL_ROOT, loadConfig, type Config } from '../infra/config/config.js'
 import { describeDatabase, openDatabase } from '../infra/database/open-database.js'
 
@@ -31,6 +32,12 @@ function usageOf (command: CommandName): string {
   const { usage, help } = COMMANDS[command]
   return `Usage: petstore ${usage}\n\n${help.replaceAll('\n', ' ')}.\n\n${DATABASE_NOTE}`
 }
+
+/**
+ * What `restore` ends in the restored copy, from each capability that holds something in the database
+ * while it works (idempotency's claims in flight, webhooks' endpoint leases).
+ */
+const RESTORE_RELEASES = [RELEASE_HELD_CLAIMS_SQLITE, RELEASE_HELD_LEASES_SQLITE]
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
 class UsageError extends Error {
@@ -90,7 +97,7 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
     if (command in BACKUP_COMMANDS) {
       const [file, ...extra] = parsed.positionals
       if (file === undefined || extra.length > 0) throw new UsageError(`${command} needs one file`, usageOf(command))
-      return await runBackupCommand(command as BackupCommand, file, loadConfig(env).database, out, err)
+      return await runBackupCommand(command as BackupCommand, file, loadConfig(env).database, RESTORE_RELEASES, out, err)
     }
     if (command === 'migrate') {
       if (parsed.positionals.length > 0 || parsed.values.json !== undefined) throw new UsageError('migrate takes no arguments', usageOf(command))

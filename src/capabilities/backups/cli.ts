@@ -21,9 +21,11 @@ const NOT_THIS_STORE = 2
 
 /**
  * Runs `backup` or `restore` of `file` on the store `location` names; resolves to the exit code.
- * The store is never opened as a store: restore must be the only connection to the file.
+ * The store is never opened as a store: restore must be the only connection to the file. `releases`
+ * are the capabilities' statements that end, in a restored copy, what the replaced database's
+ * processes held (see restoreSqlite).
  */
-export async function runBackupCommand (command: BackupCommand, file: string, location: DatabaseLocation,
+export async function runBackupCommand (command: BackupCommand, file: string, location: DatabaseLocation, releases: readonly string[],
   out: (line: string) => void, err: (line: string) => void): Promise<number> {
   const database = describeDatabase(location)
   if (location.kind === 'postgres') {
@@ -42,7 +44,7 @@ export async function runBackupCommand (command: BackupCommand, file: string, lo
       const backup = await backupSqlite(location.path, file)
       out(`${database}: backed up ${backup.pets} pets to ${backup.file} (${backup.bytes} bytes); PRAGMA integrity_check: ok`)
     } else {
-      const restore = await restoreSqlite(location.path, file)
+      const restore = await restoreSqlite(location.path, file, releases)
       out(`${database}: restored from ${file} (${restore.pets} pets; PRAGMA integrity_check: ok; event ids continue after ${restore.eventIdsIssuedThrough})` +
         (restore.keptAs === undefined ? '; there was no database before' : `; the database it replaced is kept as ${restore.keptAs}`))
     }

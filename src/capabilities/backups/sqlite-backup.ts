@@ -76,9 +76,12 @@ export async function backupSqlite (database: string, target: string): Promise<S
  * Replaces the SQLite store at `database` with the backup `source`, atomically (a rename), keeping the
  * old file beside it as `<database>.before-restore-<time>`. Refuses with {@link SqliteDatabaseInUseError}
  * while any other connection has the database open, and refuses a source that fails
- * `PRAGMA integrity_check` or is not a petstore database.
+ * `PRAGMA integrity_check` or is not a petstore database. `releases` are statements run on the copy
+ * before it takes the database's place, in the transaction that continues its ids: each ends what the
+ * processes serving the database held when the backup was taken (a lease, a claim in flight), since
+ * none of them serves the restored file.
  */
-export async function restoreSqlite (database: string, source: string): Promise<SqliteRestore> {
+export async function restoreSqlite (database: string, source: string, releases: readonly string[] = []): Promise<SqliteRestore> {
   const from = resolve(source)
   if (from === resolve(database)) throw new SqliteBackupError('the backup file must not be the database itself')
   if (!existsSync(from)) throw new SqliteBackupError(`${from} does not exist`)
@@ -96,7 +99,7 @@ export async function restoreSqlite (database: string, source: string): Promise<
     let eventIdsIssuedThrough: number
     try {
       // read under sole use: no writer can issue an id after this
-      eventIdsIssuedThrough = continueIds(incoming, guard === undefined ? [] : issuedIds(guard))
+      eventIdsIssuedThrough = prepareCopy(incoming, guard === undefined ? [] : issuedIds(guard), releases)
       await fsyncFile(incoming)
       if (guard !== undefined) {
         keptAs = `${database}.before-restore-${new Date().toISOString().replaceAll(':', '-')}`
@@ -124,9 +127,10 @@ function issuedIds (db: BetterSqlite3.Database): Array<{ name: string, seq: numb
 /**
  * Raises each AUTOINCREMENT counter of `file` to at least what the replaced database issued, so that no
  * id is issued twice on one installation: an event id is a feed cursor and a `webhook-id` receivers
- * deduplicate by, a pet's or an order's id is a client's reference. Returns the events' counter.
+ * deduplicate by, a pet's or an order's id is a client's reference. Runs `releases` in the same
+ * transaction. Returns the events' counter.
  */
-function continueIds (file: string, issued: ReadonlyArray<{ name: string, seq: number }>): number {
+function prepareCopy (file: string, issued: ReadonlyArray<{ name: string, seq: number }>, releases: readonly string[]): number {
   const db = new Database(file, { fileMustExist: true })
   try {
     const raise = db.prepare('UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?')
@@ -138,6 +142,7 @@ function continueIds (file: string, issued: ReadonlyArray<{ name: string, seq: n
         raise.run(seq, name)
         start.run({ name, seq })
       }
+      for (const release of releases) db.prepare(release).run()
     })()
     const events = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").get() as { seq: number } | undefined
     return events?.seq ?? 0

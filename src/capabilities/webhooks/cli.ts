@@ -9,6 +9,8 @@ import { formatAttempts, formatEndpoints } from './cli-tables.js'
 import { addEndpoint, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
 import { WEBHOOK_TEST_ID_PREFIX, WEBHOOK_TEST_TYPE, webhookTestMessage } from './webhook-test-message.js'
 
+export { RELEASE_HELD_LEASES_SQLITE } from './store/webhook-store.js'
+
 /** `webhooks deliveries` lists this many attempts unless `--limit` says otherwise: a screenful. */
 export const DELIVERIES_LIMIT_DEFAULT = 50
 /** The most attempts `webhooks deliveries --limit` lists. */

@@ -15,6 +15,13 @@ export interface IdempotencyStore {
 }
 
 /**
+ * What `restore` runs on a SQLite backup before it takes the database's place: a claim still in flight in the
+ * backup belonged to a request of the replaced database, which will never complete it here. Nothing was stored
+ * under it, so the key is free again at once instead of answering 409 until the lease (60 s) runs out.
+ */
+export const RELEASE_HELD_CLAIMS_SQLITE = 'DELETE FROM idempotency_keys WHERE token IS NOT NULL'
+
+/**
  * How a guarded operation completes its claim inside its own transaction, per engine. SQLite: status,
  * body, scope, key, token. PostgreSQL: arrays of scope, key, token and body (201 each), for a batch;
  * it returns the claims it completed, so the caller finds those it no longer held.

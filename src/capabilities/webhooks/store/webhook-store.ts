@@ -1,5 +1,12 @@
 import type { Event, EventType } from '../../events/index.js'
 
+/**
+ * What `restore` runs on a SQLite backup before it takes the database's place: every endpoint lease the
+ * backup holds belonged to a process of the replaced database, none of which runs now (restore has sole use).
+ * Left in place, a lease would hold the endpoint's deliveries back until it ran out (2 × WEBHOOK_TIMEOUT_MS + 5 s).
+ */
+export const RELEASE_HELD_LEASES_SQLITE = 'UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL WHERE lease_token IS NOT NULL'
+
 /** An endpoint to register: where to send which events, and the secret that signs them. */
 export interface NewWebhookEndpoint {
   name: string
