@@ -86,11 +86,7 @@ describe('backup and restore (sqlite)', () => {
     const cliEnv = childEnv({ ...env, LOG_LEVEL: 'silent' })
     assert.equal((await runCli(['webhooks', 'add', receiver.url], cliEnv)).code, 0)
     let server = await servers.start(env)
-    const create = async (name: string): Promise<number> => {
-      const res = await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ name, categoryId: 1 }) })
-      assert.equal(res.status, 201)
-      return (await res.json() as { id: number }).id
-    }
+    const create = async (name: string): Promise<number> => await createPetOver(server.baseUrl, apiKey, name)
     const feed = async (): Promise<Array<{ id: number, data: { name?: string } }>> => {
       const res = await fetch(`${server.baseUrl}/v1/events?after=0&limit=100`, { headers: bearer(apiKey) })
       assert.equal(res.status, 200)
@@ -131,10 +127,7 @@ describe('backup and restore (sqlite)', () => {
     // the first request is held open past the backup: the backup holds the endpoint's lease (2 × 10 s + 5 s)
     receiver.answer((_request, index) => index === 0 ? { status: 204, afterMs: 5_000 } : 204)
     let server = await servers.start(env)
-    const create = async (name: string): Promise<void> => {
-      const res = await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ name, categoryId: 1 }) })
-      assert.equal(res.status, 201)
-    }
+    const create = async (name: string): Promise<number> => await createPetOver(server.baseUrl, apiKey, name)
     await create('delivered while the backup is taken')
     await receiver.waitFor(1)
     const backupFile = join(dir, 'mid-delivery.db')
@@ -201,6 +194,13 @@ describe('backup and restore (sqlite)', () => {
     assert.deepEqual((await readdir(dir)).filter((name) => name.includes('before-restore') || name.includes('restoring')), [])
   })
 })
+
+/** POSTs a pet named `name` to the server at `baseUrl`; asserts 201 and answers its id. */
+async function createPetOver (baseUrl: string, apiKey: string, name: string): Promise<number> {
+  const res = await fetch(`${baseUrl}/v1/pets`, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ name, categoryId: 1 }) })
+  assert.equal(res.status, 201)
+  return (await res.json() as { id: number }).id
+}
 
 /** Fails when one `webhook-id` came with two different bodies: a receiver deduplicating by it would drop an event. */
 function assertOneEventPerWebhookId (received: ReadonlyArray<{ headers: Record<string, unknown>, body: string }>): void {

@@ -81,7 +81,7 @@ export async function backupSqlite (database: string, target: string): Promise<S
  * processes serving the database held when the backup was taken (a lease, a claim in flight), since
  * none of them serves the restored file.
  */
-export async function restoreSqlite (database: string, source: string, releases: readonly string[] = []): Promise<SqliteRestore> {
+export async function restoreSqlite (database: string, source: string, releases: readonly string[]): Promise<SqliteRestore> {
   const from = resolve(source)
   if (from === resolve(database)) throw new SqliteBackupError('the backup file must not be the database itself')
   if (!existsSync(from)) throw new SqliteBackupError(`${from} does not exist`)
