@@ -1,64 +1,16 @@
 import assert from 'node:assert/strict'
-import { Agent, request } from 'node:http'
+import { readFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'
 import { bearer, sleep, strongApiKey } from '../helpers/live-server.js'
-import { freePort, serverProcesses, type ServerProcess } from '../helpers/processes.js'
+import { get, keepGetting, pollUntil, shedCount, type Answer } from '../helpers/overload.js'
+import { freePort, serverProcesses } from '../helpers/processes.js'
 
-/** One answer as the client read it. */
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-}
-
-/** GET `path` on the server; a fresh connection unless `agent` keeps one alive. */
-async function get (server: ServerProcess, path: string, headers: Record<string, string> = {}, agent: Agent | false = false): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: server.port, path, headers, agent }, (res) => {
-      let body = ''
-      res.setEncoding('utf8').on('data', (chunk: string) => { body += chunk }).on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body }) })
-    })
-    req.setTimeout(20_000, () => { req.destroy(new Error(`GET ${path} got no answer in 20 s`)) })
-    req.on('error', reject).end()
-  })
-}
-
-async function shedCount (metricsPort: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
-  const match = /^petstore_overload_shed_total (\d+)$/m.exec(text)
-  assert.ok(match !== null, 'petstore_overload_shed_total is not exported')
-  return Number(match[1])
-}
-
-/** Keeps `concurrency` listPets in flight on kept-alive connections until stopped; every answer is kept. */
-function loadListPets (server: ServerProcess, apiKey: string, concurrency: number): { answers: Answer[], stop: () => Promise<void> } {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
-  const answers: Answer[] = []
-  const state = { running: true }
-  const loops = Array.from({ length: concurrency }, async () => {
-    while (state.running) answers.push(await get(server, '/v1/pets?limit=100', bearer(apiKey), agent))
-  })
-  return {
-    answers,
-    stop: async () => {
-      state.running = false
-      await Promise.all(loops)
-      agent.destroy()
-    }
-  }
-}
-
-/** Polls until `until` holds of an answer of `path` (on a fresh connection each time), for at most 20 s (a bound against a hang). */
-async function pollUntil (server: ServerProcess, path: string, until: (answer: Answer) => boolean, each: () => Promise<void> = async () => {}): Promise<Answer> {
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    await each()
-    const answer = await get(server, path)
-    if (until(answer)) return answer
-    assert.ok(Date.now() < deadline, `${path} never answered as expected; last: ${answer.status} ${answer.body}`)
-    await sleep(100)
-  }
+/** CPU seconds the process's main thread (its event loop) has used, user and system, from /proc. */
+function loopCpuSeconds (pid: number): number {
+  // "pid (comm) state …": utime and stime are the 14th and 15th fields, in clock ticks (100 a second on Linux)
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 // the bound is set low (10 % utilisation) so that this test's ordinary load trips it, on any machine
@@ -79,7 +31,7 @@ for (const store of testStores()) {
       // reading the document is work enough to pass a bound this low for one sample
       await pollUntil(server, '/readyz', (answer) => answer.status === 200)
 
-      const load = loadListPets(server, apiKey, CONCURRENCY)
+      const load = keepGetting(server, '/v1/pets?limit=100', bearer(apiKey), CONCURRENCY)
       let healthz: Answer[] = []
       let stopped = false
       t.after(async () => { if (!stopped) await load.stop() })
@@ -89,6 +41,10 @@ for (const store of testStores()) {
       const readyz = await pollUntil(server, '/readyz', (answer) => answer.status === 503, async () => {
         healthz.push(await get(server, '/healthz'))
       })
+      // and it stays 503 while the load goes on: four samples of the loop, each past the bound
+      const stillOverloaded: Answer[] = []
+      for (const until = Date.now() + 2_000; Date.now() < until; await sleep(100)) stillOverloaded.push(await get(server, '/readyz'))
+      assert.deepEqual(stillOverloaded.filter((answer) => answer.status !== 503).map((answer) => `${answer.status} ${answer.body}`), [], '/readyz answered 200 while the load went on')
       stopped = true
       await load.stop()
 
@@ -109,7 +65,7 @@ for (const store of testStores()) {
       assert.deepEqual(healthz.filter((answer) => answer.status !== 200), [])
       const readyBody = JSON.parse(readyz.body) as { code: string, message: string }
       assert.equal(readyBody.code, 'overloaded')
-      assert.match(readyBody.message, /utilisation \d+% \(bound 10%\)/)
+      assert.match(readyBody.message, /utilisation \d+% \(bound 10%\).* for 2 samples of 500 ms in a row\.$/)
       assert.equal(readyz.headers['retry-after'], '1')
 
       // the load gone, the instance is ready again and serves
@@ -133,8 +89,11 @@ describe('load shedding switched off', () => {
   test('When OVERLOAD_SHEDDING=false, then the same load past the same bound gets no 503 and /readyz stays 200', async (t) => {
     const apiKey = strongApiKey()
     const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), PETSTORE_API_KEYS: apiKey, ...OVERLOAD_ENV, OVERLOAD_SHEDDING: 'false' })
-    const load = loadListPets(server, apiKey, CONCURRENCY)
+    const load = keepGetting(server, '/v1/pets?limit=100', bearer(apiKey), CONCURRENCY)
     const readyz: Answer[] = []
+    const cpuBefore = loopCpuSeconds(server.pid)
+    const started = Date.now()
+    let cpuShare = 0
     try {
       // three seconds: six samples of the loop, each past the bound
       const until = Date.now() + 3_000
@@ -142,9 +101,13 @@ describe('load shedding switched off', () => {
         readyz.push(await get(server, '/readyz'))
         await sleep(100)
       }
+      cpuShare = (loopCpuSeconds(server.pid) - cpuBefore) / ((Date.now() - started) / 1000)
     } finally {
       await load.stop()
     }
+    // the bound was passed: the loop's thread ran on a CPU for more than 10 % of the time, so its loop was busy at least that long
+    assert.ok(cpuShare > 0.1, `the server's event loop ran ${Math.round(cpuShare * 100)} % of the time, which does not show the 10 % bound was passed`)
+    t.diagnostic(`the server's event loop ran ${Math.round(cpuShare * 100)} % of the time under the load`)
     assert.ok(load.answers.length > CONCURRENCY)
     assert.deepEqual(load.answers.filter((answer) => answer.status !== 200).map((answer) => answer.body), [])
     assert.deepEqual(readyz.filter((answer) => answer.status !== 200).map((answer) => answer.body), [])

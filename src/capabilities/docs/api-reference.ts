@@ -3,6 +3,7 @@ import type { FastifySwaggerUiConfigOptions } from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { stringifyJson } from '../../infra/json/exact-json.js'
+import type { ServedDocuments } from './served-documents.js'
 
 /** Where the API reference page lives: outside `/v1` and public, like the document it shows. */
 export const DOCS_PREFIX = '/docs'
@@ -21,6 +22,8 @@ export const DOCS_CSP: Readonly<Record<string, string>> = Object.freeze({
   'form-action': "'none'",
   'frame-ancestors': "'none'"
 })
+
+const PAGE_CSP_HEADER = Object.entries(DOCS_CSP).map(([directive, value]) => `${directive} ${value};`).join(' ')
 
 // beside this module in src/ and in dist/ (the build copies it there); from the server's bundle in
 // dist/bin/, in dist/capabilities/docs/
@@ -73,26 +76,69 @@ function forThePage ({ example, ...parameter }: PageParameter): PageParameter {
 // headers of the page's own answer that describe its connection, not the one it is passed on over
 const CONNECTION_HEADERS = new Set(['connection', 'content-length', 'date', 'keep-alive', 'transfer-encoding'])
 
+/** The page's copy of the document: "try it" goes to the service that served the page, whatever address it was opened at. */
+export function pageDocumentOf (document: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  // the document's own servers are absolute, and the page may only call its own origin; they stay listed after it
+  return {
+    ...document,
+    servers: [{ url: '/v1', description: 'This service (where this page was loaded from)' }, ...serversOf(document)],
+    paths: pathsForThePage(document.paths)
+  }
+}
+
+/**
+ * The page: @fastify/swagger-ui in an app of its own, on the served documents, built once (by
+ * {@link ReferencePage.prepare} when the server listens, or by the first request before that).
+ * @fastify/swagger-ui and the static file server it brings were about a sixth of start-up, so they are
+ * loaded after the listen, not before it (docs/performance.md#start-up).
+ */
+export class ReferencePage {
+  readonly #app: FastifyInstance
+  readonly documents: ServedDocuments
+  #page: Promise<FastifyInstance> | undefined
+
+  constructor (app: FastifyInstance, documents: ServedDocuments) {
+    this.#app = app
+    this.documents = documents
+  }
+
+  /** The documents, then the page. */
+  async prepare (): Promise<void> {
+    await this.documents.texts()
+    await this.page()
+  }
+
+  async page (): Promise<FastifyInstance> {
+    this.#page ??= buildPage(this.#app).catch((error: unknown) => {
+      this.#page = undefined
+      throw error
+    })
+    return this.#page
+  }
+}
+
 /**
  * `GET /docs`: Swagger UI on the served OpenAPI document, every asset from this service
  * (the Swagger UI build shipped inside @fastify/swagger-ui). Its routes are hidden from the document.
  *
- * The page is built on its first request, not at start (docs/performance.md#start-up): @fastify/swagger-ui
- * and the static file server it brings were about a sixth of start-up, for a page many processes never
- * serve. Until then only two routes exist here (`/docs` and `/docs/*`); the first request builds the page as
- * an app of its own, and every request is answered by it (status, headers, body), within this app's hooks:
- * its security headers, metrics and access line are this app's. What the page does not serve is this
- * app's 404.
+ * Only two routes exist here (`/docs` and `/docs/*`); every request is answered by the page's app
+ * (status, headers, body), within this app's hooks: its security headers, metrics and access line are
+ * this app's. What the page does not serve is this app's 404. The page's documents (`/docs/json`,
+ * `/docs/yaml`) are answered from the texts written once.
  */
-const apiReference: FastifyPluginAsync = async (app) => {
-  let page: Promise<FastifyInstance> | undefined
+const apiReference: FastifyPluginAsync<{ page: ReferencePage }> = async (app, { page }) => {
   const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    page ??= buildPage(app).catch((error: unknown) => {
-      page = undefined
-      throw error
-    })
+    const path = request.url.split('?', 1)[0]
+    if (path === `${DOCS_PREFIX}/json` || path === `${DOCS_PREFIX}/yaml`) {
+      const { pageJson, pageYaml } = await page.documents.texts()
+      // the page's own policy, as @fastify/swagger-ui gives every answer of the page
+      reply.header('content-security-policy', PAGE_CSP_HEADER)
+      return path.endsWith('json')
+        ? reply.type('application/json; charset=utf-8').send(pageJson)
+        : reply.type('application/x-yaml').send(pageYaml)
+    }
     // HEAD as GET: this app's HEAD route sends the headers of the GET answer, without its body
-    const answer = await (await page).inject({ method: 'GET', url: request.url, headers: request.headers })
+    const answer = await (await page.page()).inject({ method: 'GET', url: request.url, headers: request.headers })
     if (answer.statusCode === 404) {
       // this app's 404, under the page's CSP where the page gave its own 404 one
       const csp = answer.headers['content-security-policy']
@@ -111,11 +157,11 @@ const apiReference: FastifyPluginAsync = async (app) => {
   app.get(`${DOCS_PREFIX}/*`, { schema: { hide: true } }, serve)
 }
 
-/** The page: @fastify/swagger-ui in an app of its own, on `app`'s document. */
+/** The page: @fastify/swagger-ui in an app of its own; its documents are answered by {@link apiReference} itself. */
 async function buildPage (app: FastifyInstance): Promise<FastifyInstance> {
   const [{ default: swaggerUi }, pluginSource] = await Promise.all([import('@fastify/swagger-ui'), readFile(PLUGIN_FILE, 'utf8')])
   const page = Fastify({ logger: false, routerOptions: { maxParamLength: 1000 } })
-  // what @fastify/swagger-ui takes from @fastify/swagger: the document, built by `app`'s
+  // what @fastify/swagger-ui takes from @fastify/swagger (its own /json and /yaml routes are never reached)
   page.decorate('swagger', app.swagger.bind(app))
   await page.register(fp(async () => {}, { name: '@fastify/swagger' }))
   await page.register(swaggerUi, {
@@ -134,19 +180,6 @@ async function buildPage (app: FastifyInstance): Promise<FastifyInstance> {
     },
     // written into the page as validatorUrl: null, so no badge is fetched from validator.swagger.io
     validatorUrl: false,
-    // "try it" goes to the service that served the page, whatever address it was opened at (the
-    // document's own servers are absolute, and the page may only call its own origin); they stay
-    // listed after it
-    transformSpecification: (document, _request, reply) => {
-      // int64 bounds are bigints (2^63 − 1 is no double): written digit for digit, as /v1/openapi.json writes them
-      // (the YAML route has set its own type before it calls this, and sends text, which no serializer touches)
-      if (!reply.hasHeader('content-type')) reply.type('application/json; charset=utf-8').serializer((payload: unknown) => stringifyJson(payload))
-      return {
-        ...document,
-        servers: [{ url: '/v1', description: 'This service (where this page was loaded from)' }, ...serversOf(document)],
-        paths: pathsForThePage(document.paths)
-      }
-    },
     staticCSP: { ...DOCS_CSP }
   })
   await page.ready()

@@ -1,22 +1,16 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { stringify } from 'yaml'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
-import { stringifyJson } from '../../infra/json/exact-json.js'
 import { overloadedResponse } from '../../infra/schemas/responses.js'
 import { API_VERSION } from './openapi.js'
+import type { ServedDocuments } from './served-documents.js'
 
 /** A bound on the document's size, in characters (it is about a tenth of it). */
 export const DOCUMENT_MAX_LENGTH = 1_048_576
 
 /** The served OpenAPI document, as JSON and YAML, without authentication. */
-const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
+const openApiDocument: FastifyPluginAsyncTypebox<{ documents: ServedDocuments }> = async (app, { documents }) => {
   const common = { tags: ['operations'], security: [] }
-  // written with YAML 1.1's types in mind, so that a string such as 2030-12-05 (a timestamp to a
-  // YAML 1.1 reader) or "yes" is quoted, and every reader loads the same document as the JSON one
-  let yaml: string | undefined
-  // int64 bounds are bigints (2^63 − 1 is no double): written digit for digit, as the YAML library writes them too
-  let json: string | undefined
   const example = { openapi: '3.1.0', info: { title: 'Pet Store', version: API_VERSION } }
 
   app.get('/openapi.json', {
@@ -28,7 +22,7 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The OpenAPI 3.1 document.', examples: [example] }, 503: overloadedResponse() }
     }
   }, async (_request, reply) => {
-    json ??= stringifyJson(app.swagger())
+    const { json } = await documents.texts()
     return reply.type('application/json; charset=utf-8').send(json)
   })
 
@@ -46,9 +40,7 @@ const openApiDocument: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (_request, reply) => {
-    // imported with the module: @fastify/swagger loads the YAML library at start anyway, and the server's
-    // bundle would give a dynamic import of it (CommonJS) no named exports
-    yaml ??= stringify(app.swagger(), { schema: 'yaml-1.1' })
+    const { yaml } = await documents.texts()
     return reply.type('application/yaml; charset=utf-8').send(yaml)
   })
 

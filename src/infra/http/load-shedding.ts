@@ -12,22 +12,52 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Why the instance is shedding load now (for `/readyz`); undefined when it is not. */
     overloadReason: () => string | undefined
+    /**
+     * Start-up work that goes on after the listen (documents built once, in the background): the event
+     * loop's delays until it settles are start-up, not load, as the synchronous start-up's are.
+     */
+    ignoreLoadDuring: (work: Promise<unknown>) => void
   }
 }
 
 /** How often the event loop's delay and utilisation are sampled, in ms: a sample decides until the next one. */
 export const OVERLOAD_SAMPLE_INTERVAL_MS = 500
-// the delay histogram's timer, in ms: its own period is subtracted from the mean
+/**
+ * How many samples in a row must each be past a bound before the instance sheds: one long turn of the
+ * loop (a first `/docs`, a large page, a backup step) makes at most one sample late, however long it is,
+ * while a loop that is really behind stays late sample after sample.
+ */
+export const OVERLOAD_SAMPLES_TO_SHED = 2
+/**
+ * A long accept queue that shrinks fast enough to be empty within this many ms (at the pace of the last
+ * sample) is a burst being served, not overload: 200 new clients at once may wait a second or two.
+ */
+export const ACCEPT_QUEUE_DRAIN_MS = 2_000
+// the delay histogram's timer, in ms: its own period is subtracted from the delays it records
 const DELAY_RESOLUTION_MS = 10
 
 // the accept queue is read only after a sample this busy: an idle or lightly loaded instance never reads the socket tables
 const QUEUE_READ_UTILIZATION = 0.5
 
-/** The event loop's mean delay and utilisation over the last sample, and the accept queue at its end. */
+/** One sample's figures: the event loop's mean delay and utilisation, and the accept queue at its end. */
+interface LoadSample {
+  readonly delayMs: number
+  readonly utilization: number
+  readonly acceptQueue: number
+  /** Requests that arrived during the sample, served or shed. */
+  readonly arrivals: number
+}
+
+const IDLE: LoadSample = Object.freeze({ delayMs: 0, utilization: 0, acceptQueue: 0, arrivals: 0 })
+
+/** Samples the event loop every {@link OVERLOAD_SAMPLE_INTERVAL_MS} and keeps the last {@link OVERLOAD_SAMPLES_TO_SHED} + 1 samples. */
 class EventLoopLoad {
-  delayMs = 0
-  utilization = 0
-  acceptQueue = 0
+  /** The newest sample last. */
+  samples: readonly LoadSample[] = []
+  /** Requests arrived since the last sample. */
+  arrivals = 0
+  // start-up work in progress: samples are not taken meanwhile
+  #ignored = 0
   readonly #port: () => number | undefined
 
   constructor (port: () => number | undefined) {
@@ -38,6 +68,10 @@ class EventLoopLoad {
   #utilization: EventLoopUtilization = performance.eventLoopUtilization()
   #sampledAt = performance.now()
   #timer: NodeJS.Timeout | undefined
+
+  get latest (): LoadSample {
+    return this.samples.at(-1) ?? IDLE
+  }
 
   /** From now on: what happened before (the synchronous start-up) is no load. */
   start (): void {
@@ -52,26 +86,53 @@ class EventLoopLoad {
     this.#histogram.disable()
   }
 
-  #sample (): void {
-    const now = performance.now()
-    // a loop blocked the whole sample may have recorded no delay yet: then this timer's own lateness is the delay
-    const late = now - this.#sampledAt - OVERLOAD_SAMPLE_INTERVAL_MS
-    const mean = this.#histogram.count === 0 ? 0 : this.#histogram.mean / 1e6 - DELAY_RESOLUTION_MS
-    this.delayMs = Math.max(0, mean, late)
+  /** No samples until `work` settles; the first one after it starts afresh. */
+  ignore (work: Promise<unknown>): void {
+    this.#ignored++
+    this.samples = []
+    const settled = (): void => {
+      this.#ignored--
+      this.#restart()
+    }
+    work.then(settled, settled)
+  }
+
+  #restart (): void {
     this.#histogram.reset()
-    const utilization = performance.eventLoopUtilization()
-    this.utilization = performance.eventLoopUtilization(utilization, this.#utilization).utilization
-    this.#utilization = utilization
+    this.#utilization = performance.eventLoopUtilization()
+    this.#sampledAt = performance.now()
+    this.arrivals = 0
+  }
+
+  #sample (): void {
+    if (this.#ignored > 0) {
+      this.#restart()
+      return
+    }
+    const now = performance.now()
+    // a loop blocked since the sample began has recorded no delay yet: then this timer's own lateness is
+    // the delay. Otherwise the mean of the delays recorded: one long turn is one delay among the sample's
+    // many (one per 10 ms), so it makes one sample late, not the next one too, unless it lasted 5 s
+    const delayMs = this.#histogram.count === 0
+      ? now - this.#sampledAt - OVERLOAD_SAMPLE_INTERVAL_MS
+      : this.#histogram.mean / 1e6 - DELAY_RESOLUTION_MS
+    this.#histogram.reset()
+    const current = performance.eventLoopUtilization()
+    const utilization = performance.eventLoopUtilization(current, this.#utilization).utilization
+    this.#utilization = current
     this.#sampledAt = now
-    const port = this.utilization >= QUEUE_READ_UTILIZATION ? this.#port() : undefined
-    this.acceptQueue = port === undefined ? 0 : acceptQueueLength(port) ?? 0
+    this.arrivals = 0
+    const port = utilization >= QUEUE_READ_UTILIZATION ? this.#port() : undefined
+    const acceptQueue = port === undefined ? 0 : acceptQueueLength(port) ?? 0
+    this.samples = [...this.samples, { delayMs: Math.max(0, delayMs), utilization, acceptQueue, arrivals: this.arrivals }].slice(-OVERLOAD_SAMPLES_TO_SHED - 1)
   }
 }
 
 /**
- * Load shedding: while the event loop falls behind (its mean delay or its utilisation over the last
- * sample past the configured bounds), every new request is answered at once with 503 `overloaded`
- * and `Retry-After`, before authentication or any store call, and counted in
+ * Load shedding: while the event loop stays behind (each of the last {@link OVERLOAD_SAMPLES_TO_SHED}
+ * samples past a bound: its mean delay, its utilisation or the accept queue) and work is actually
+ * waiting (other requests arriving, or connections in the accept queue), every new request is answered
+ * at once with 503 `overloaded` and `Retry-After`, before authentication or any store call, and counted in
  * `petstore_overload_shed_total`; routes configured `shed: false` (the probes) are served as usual.
  * Sampling starts when the app is ready, so the start-up's synchronous work is not taken for load.
  */
@@ -79,19 +140,44 @@ export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { set
   const { maxEventLoopDelayMs, maxEventLoopUtilization, maxAcceptQueue } = settings
   if (!settings.shedding || (maxEventLoopDelayMs === 0 && maxEventLoopUtilization === 0 && maxAcceptQueue === 0)) {
     app.decorate('overloadReason', () => undefined)
+    app.decorate('ignoreLoadDuring', () => {})
     return
   }
   const load = new EventLoopLoad(() => {
     const address = maxAcceptQueue > 0 ? app.server.address() : null
     return address !== null && typeof address === 'object' ? address.port : undefined
   })
-  const overloaded = (): boolean => (maxEventLoopDelayMs > 0 && load.delayMs > maxEventLoopDelayMs) ||
-    (maxEventLoopUtilization > 0 && load.utilization > maxEventLoopUtilization) ||
-    (maxAcceptQueue > 0 && load.acceptQueue > maxAcceptQueue)
+  const queueStuck = (sample: LoadSample, before: LoadSample | undefined): boolean => {
+    if (sample.acceptQueue <= maxAcceptQueue) return false
+    const drained = before === undefined ? 0 : before.acceptQueue - sample.acceptQueue
+    return drained <= 0 || sample.acceptQueue / drained * OVERLOAD_SAMPLE_INTERVAL_MS > ACCEPT_QUEUE_DRAIN_MS
+  }
+  // each bound on its own: one sample late from a long turn and the next with the burst that waited behind it is no trend
+  const triggers: Array<(sample: LoadSample, before: LoadSample | undefined) => boolean> = [
+    ...(maxEventLoopDelayMs > 0 ? [(sample: LoadSample) => sample.delayMs > maxEventLoopDelayMs] : []),
+    ...(maxEventLoopUtilization > 0 ? [(sample: LoadSample) => sample.utilization > maxEventLoopUtilization] : []),
+    ...(maxAcceptQueue > 0 ? [queueStuck] : [])
+  ]
+  const behind = (): boolean => {
+    const { samples } = load
+    if (samples.length < OVERLOAD_SAMPLES_TO_SHED) return false
+    const recent = samples.slice(-OVERLOAD_SAMPLES_TO_SHED)
+    const first = samples.length - OVERLOAD_SAMPLES_TO_SHED
+    return triggers.some((passed) => recent.every((sample, i) => passed(sample, samples[first + i - 1])))
+  }
+  // work waiting: requests that arrive while the loop is behind each wait for it, and so do queued connections;
+  // a lone request on an instance whose loop was held up (by a backup, by the machine) is served
+  const workWaiting = (): boolean => load.latest.arrivals > 1 || load.latest.acceptQueue > 0 || load.arrivals > 1
+  app.decorate('ignoreLoadDuring', (work: Promise<unknown>) => { load.ignore(work) })
   app.addHook('onReady', async () => { load.start() })
   app.addHook('onClose', async () => { load.stop() })
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.routeOptions.config.shed === false || !overloaded()) {
+    if (request.routeOptions.config.shed === false) {
+      done()
+      return
+    }
+    load.arrivals++
+    if (!behind() || !workWaiting()) {
       done()
       return
     }
@@ -103,10 +189,13 @@ export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { set
     reply.header('connection', 'close')
     done(new ApiError('overloaded'))
   })
+  // readiness follows the loop alone: a balancer should send its traffic elsewhere while the loop is behind
   app.decorate('overloadReason', () => {
-    if (!overloaded()) return undefined
-    return `event-loop delay ${Math.round(load.delayMs)} ms (bound ${maxEventLoopDelayMs > 0 ? `${maxEventLoopDelayMs} ms` : 'none'}), ` +
-      `utilisation ${Math.round(load.utilization * 100)}% (bound ${maxEventLoopUtilization > 0 ? `${Math.round(maxEventLoopUtilization * 100)}%` : 'none'}), ` +
-      `${load.acceptQueue} connections waiting to be accepted (bound ${maxAcceptQueue > 0 ? maxAcceptQueue : 'none'})`
+    if (!behind()) return undefined
+    const { delayMs, utilization, acceptQueue } = load.latest
+    return `event-loop delay ${Math.round(delayMs)} ms (bound ${maxEventLoopDelayMs > 0 ? `${maxEventLoopDelayMs} ms` : 'none'}), ` +
+      `utilisation ${Math.round(utilization * 100)}% (bound ${maxEventLoopUtilization > 0 ? `${Math.round(maxEventLoopUtilization * 100)}%` : 'none'}), ` +
+      `${acceptQueue} connections waiting to be accepted (bound ${maxAcceptQueue > 0 ? maxAcceptQueue : 'none'}), ` +
+      `for ${OVERLOAD_SAMPLES_TO_SHED} samples of ${OVERLOAD_SAMPLE_INTERVAL_MS} ms in a row`
   })
 }, { name: 'petstore-load-shedding', dependencies: ['petstore-metrics'] })
