@@ -42,10 +42,22 @@ async function recordEventElsewhere (api: TestApp, store: StoreKind): Promise<vo
     : `${copy} ORDER BY id DESC LIMIT 1`)
 }
 
-/** What changes whenever anything writes: SQLite's data_version seen from another connection; on PostgreSQL the endpoint rows' versions (xmin) and the queue's size. */
+/**
+ * What changes whenever anything writes to the store. SQLite: its data_version, seen from another connection.
+ * PostgreSQL: every table of the app's schema, each one's live row versions as where they are (ctid), which
+ * transaction wrote them (xmin) and which last locked them (xmax): an insert, update or delete, or a row lock,
+ * changes that set, and a read never does. Not pg_stat_user_tables' counters: a backend sends them at most once a
+ * second and only when idle, so a write could show after the window, or an earlier write within it. Not the WAL
+ * position either: it is the whole server's, and other test files write to it meanwhile.
+ */
 async function writesSeen (t: TestContext, api: TestApp, store: StoreKind): Promise<() => Promise<unknown>> {
   if (store === 'postgres') {
-    return async () => await execSql(api.databaseUrl, 'SELECT (SELECT string_agg(xmin::text, \',\') FROM webhook_endpoints) AS versions, (SELECT count(*)::int FROM webhook_deliveries) AS queued')
+    const tables = (await execSql(api.databaseUrl, 'SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename'))
+      .map((row) => String(row.tablename))
+    assert.ok(tables.includes('webhook_endpoints') && tables.every((table) => /^[a-z_0-9]+$/.test(table)), tables.join(', '))
+    const versions = tables.map((table) => `SELECT '${table}' AS "table", count(*)::int AS rows, ` +
+      `md5(coalesce(string_agg(ctid::text || ' ' || xmin::text || ' ' || xmax::text, ',' ORDER BY ctid), '')) AS versions FROM "${table}"`)
+    return async () => await execSql(api.databaseUrl, `${versions.join(' UNION ALL ')} ORDER BY 1`)
   }
   const reader = new Database(api.databaseUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true })
   t.after(() => { reader.close() })
