@@ -6,6 +6,7 @@ import { EVENTS_RECORDED_CHANNEL } from '../../src/infra/database/commit-signal.
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { buildTestApp, createdPet, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
 import { execSql, withPostgres } from '../helpers/databases.js'
+import { watchWrites } from '../helpers/store-writes.js'
 import { webhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
 
 const ENV = {
@@ -42,28 +43,6 @@ async function recordEventElsewhere (api: TestApp, store: StoreKind): Promise<vo
     : `${copy} ORDER BY id DESC LIMIT 1`)
 }
 
-/**
- * What changes whenever anything writes to the store. SQLite: its data_version, seen from another connection.
- * PostgreSQL: every table of the app's schema, each one's live row versions as where they are (ctid), which
- * transaction wrote them (xmin) and which last locked them (xmax): an insert, update or delete, or a row lock,
- * changes that set, and a read never does. Not pg_stat_user_tables' counters: a backend sends them at most once a
- * second and only when idle, so a write could show after the window, or an earlier write within it. Not the WAL
- * position either: it is the whole server's, and other test files write to it meanwhile.
- */
-async function writesSeen (t: TestContext, api: TestApp, store: StoreKind): Promise<() => Promise<unknown>> {
-  if (store === 'postgres') {
-    const tables = (await execSql(api.databaseUrl, 'SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename'))
-      .map((row) => String(row.tablename))
-    assert.ok(tables.includes('webhook_endpoints') && tables.every((table) => /^[a-z_0-9]+$/.test(table)), tables.join(', '))
-    const versions = tables.map((table) => `SELECT '${table}' AS "table", count(*)::int AS rows, ` +
-      `md5(coalesce(string_agg(ctid::text || ' ' || xmin::text || ' ' || xmax::text, ',' ORDER BY ctid), '')) AS versions FROM "${table}"`)
-    return async () => await execSql(api.databaseUrl, `${versions.join(' UNION ALL ')} ORDER BY 1`)
-  }
-  const reader = new Database(api.databaseUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true })
-  t.after(() => { reader.close() })
-  return async () => reader.pragma('data_version', { simple: true })
-}
-
 for (const store of testStores()) {
   describe(`webhook delivery woken by commits (${store})`, () => {
     test('When an event commits, on this instance or from another connection, then it is delivered at once, not at the next poll', async (t) => {
@@ -84,7 +63,7 @@ for (const store of testStores()) {
       await receiver.waitFor(1, 10_000)
       // the delivery's own writes (record, release) are done
       await delay(500)
-      const writes = await writesSeen(t, api, store)
+      const writes = await watchWrites(t, api.databaseUrl)
       const before = await writes()
       const looked = await passes(api, 'done')
       let holding: (() => void) | undefined
