@@ -5,10 +5,16 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { tempDir } from './temp-dir.js'
 
-/** What lets a test run a process with no network but a loopback of its own, or why it cannot here (unshare -n needs root). */
-export function networkIsolation (): { skip: string | false } {
+/**
+ * `REQUIRE_NETWORK_ISOLATION=1` (CI sets it; it runs as root): a test that needs {@link isolatedNode} fails
+ * where it cannot have it, instead of skipping.
+ */
+export const NETWORK_ISOLATION_REQUIRED = process.env.REQUIRE_NETWORK_ISOLATION === '1'
+
+/** Why a test cannot run a process with no network but a loopback of its own here (unshare -n needs root), or undefined when it can. */
+export function networkIsolationMissing (): string | undefined {
   const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore', env: { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` } })
-  return { skip: probe.status === 0 ? false : 'needs unshare -n and ip (root, util-linux, iproute2): the sender must run where no packet can leave the machine' }
+  return probe.status === 0 ? undefined : 'needs unshare -n and ip (root, util-linux, iproute2): the sender must run where no packet can leave the machine'
 }
 
 /**

@@ -20,6 +20,8 @@ export type Answer = number | { status: number, afterMs?: number, headers?: Outg
 export interface WebhookReceiver {
   url: string
   received: ReceivedWebhook[]
+  /** The most requests it held at once so far: arrived and not yet answered (nor their connection closed). */
+  readonly maxInFlight: number
   /** Sets how the next requests are answered (by default 204), e.g. `() => 500`. */
   answer: (decide: (request: ReceivedWebhook, index: number) => Answer) => void
   /** Resolves once `count` requests have arrived; rejects after `timeoutMs`. */
@@ -34,7 +36,12 @@ export async function webhookReceiver (t: TestContext, port = 0): Promise<Webhoo
   const held: ServerResponse[] = []
   let decide: (request: ReceivedWebhook, index: number) => Answer = () => 204
   let waiters: Array<() => void> = []
+  let inFlight = 0
+  let maxInFlight = 0
   const server = createServer((request, response) => {
+    inFlight++
+    maxInFlight = Math.max(maxInFlight, inFlight)
+    response.on('close', () => { inFlight-- })
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
@@ -69,6 +76,7 @@ export async function webhookReceiver (t: TestContext, port = 0): Promise<Webhoo
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     received,
+    get maxInFlight () { return maxInFlight },
     answer: (next) => { decide = next },
     waitFor: async (count, timeoutMs = 15_000) => {
       const deadline = Date.now() + timeoutMs

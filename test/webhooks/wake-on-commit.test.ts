@@ -6,6 +6,7 @@ import { EVENTS_RECORDED_CHANNEL } from '../../src/infra/database/commit-signal.
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { buildTestApp, createdPet, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
 import { execSql, withPostgres } from '../helpers/databases.js'
+import { watchWrites } from '../helpers/store-writes.js'
 import { webhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js'
 
 const ENV = {
@@ -42,16 +43,6 @@ async function recordEventElsewhere (api: TestApp, store: StoreKind): Promise<vo
     : `${copy} ORDER BY id DESC LIMIT 1`)
 }
 
-/** What changes whenever anything writes: SQLite's data_version seen from another connection; on PostgreSQL the endpoint rows' versions (xmin) and the queue's size. */
-async function writesSeen (t: TestContext, api: TestApp, store: StoreKind): Promise<() => Promise<unknown>> {
-  if (store === 'postgres') {
-    return async () => await execSql(api.databaseUrl, 'SELECT (SELECT string_agg(xmin::text, \',\') FROM webhook_endpoints) AS versions, (SELECT count(*)::int FROM webhook_deliveries) AS queued')
-  }
-  const reader = new Database(api.databaseUrl.slice('sqlite:'.length), { readonly: true, fileMustExist: true })
-  t.after(() => { reader.close() })
-  return async () => reader.pragma('data_version', { simple: true })
-}
-
 for (const store of testStores()) {
   describe(`webhook delivery woken by commits (${store})`, () => {
     test('When an event commits, on this instance or from another connection, then it is delivered at once, not at the next poll', async (t) => {
@@ -72,7 +63,7 @@ for (const store of testStores()) {
       await receiver.waitFor(1, 10_000)
       // the delivery's own writes (record, release) are done
       await delay(500)
-      const writes = await writesSeen(t, api, store)
+      const writes = await watchWrites(t, api.databaseUrl)
       const before = await writes()
       const looked = await passes(api, 'done')
       let holding: (() => void) | undefined

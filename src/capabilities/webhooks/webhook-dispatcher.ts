@@ -16,9 +16,12 @@ export const WEBHOOK_STOP_GRACE_MS = MAX_STOP_GRACE_MS
 const SCHEDULE_BATCH = 100
 // after the store failed a look for work: no look (and no log line) for this long, rather than four a second
 const STORE_FAILURE_PAUSE_MS = 5_000
-// one endpoint's turn ends after this many deliveries or this long, whichever first: then the endpoint
-// served longest ago goes next, so every endpoint with work is served in turn whatever their number
-const TURN_DELIVERIES = 100
+/**
+ * One endpoint's turn ends after this many deliveries or {@link TURN_MS}, whichever first: then the endpoint
+ * served longest ago goes next, so every endpoint with work is served in turn whatever their number.
+ */
+export const TURN_DELIVERIES = 100
+/** The longest one endpoint's turn lasts (see {@link TURN_DELIVERIES}). */
 const TURN_MS = 1_000
 /**
  * An attempt unanswered for this long makes its endpoint slow: the endpoint gives its slot to the next one
