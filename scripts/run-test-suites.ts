@@ -74,7 +74,8 @@ export const PAIRED_FILES: readonly RegExp[] = [
   /^test\/webhooks\/(delivery(-instances|-answers|-address-guard)?|endpoint-lifecycle)\.test\.ts$/,
   /^test\/client\/events\.test\.ts$/,
   // SIGKILL during a stream of writes, then a restart: what they assert is what survived, and the stream
-  // needs its few hundred acknowledged writes within 2.5 s (one core does thousands a second)
+  // needs its few hundred acknowledged creates within 2.5 s, or its 150 changes or 60 orders within 30 s
+  // (one core does thousands a second)
   /^test\/reliability\/crash-(durability|events|idempotency|orders|webhooks)\.test\.ts$/
 ]
 

@@ -26,3 +26,20 @@ export async function untilCaching (app: FastifyInstance): Promise<void> {
     await delay(10)
   }
 }
+
+/**
+ * Calls `list` (which asserts what its answer holds) until one call is served from the page cache, adding no
+ * store read, or fails after 5 s. On PostgreSQL an instance's own change also reaches it as a notification,
+ * which can move the list version once more after a page was read: then the next call reads again.
+ */
+export async function untilServedFromCache (app: FastifyInstance, list: () => Promise<void>): Promise<void> {
+  await untilCaching(app)
+  const deadline = Date.now() + 5_000
+  for (;;) {
+    const reads = await storeListReads(app)
+    await list()
+    if (await storeListReads(app) === reads) return
+    assert.ok(Date.now() < deadline, 'no list was served from the page cache')
+    await delay(10)
+  }
+}

@@ -14,13 +14,13 @@ interface Order { id: number, petId: number, status: OrderStatus, placedAt: stri
 type OrderStatus = 'placed' | 'approved' | 'delivered' | 'cancelled'
 
 const PETS = 150
+/** Client loops, each with one request in flight at a time. */
 const LOOPS = 12
 const KILLS = 2
-const MIN_LOAD_MS = 400
-const MAX_LOAD_MS = 3_000
-const TARGET_ORDERS = 60
-/** Fewer acknowledged orders than this before a kill would make the check meaningless. */
-const MIN_ORDERS_PER_KILL = 10
+/** The kill comes once this many placements were answered 201 (in this storm), and while other requests are in flight. */
+const PLACED_BEFORE_KILL = 60
+/** The loops must get there within this long; a machine that cannot is reported, not waited on. */
+const MAX_LOAD_MS = 30_000
 const OPEN: ReadonlySet<OrderStatus> = new Set(['placed', 'approved'])
 /** What a loop does to an order it placed: approve it, then deliver or cancel it (or leave it open). */
 const NEXT: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = { placed: ['approved', 'cancelled'], approved: ['delivered', 'cancelled'], delivered: [], cancelled: [] }
@@ -45,70 +45,110 @@ async function send (server: ServerProcess, apiKey: string, method: string, path
   return { status: res.status, json: text === '' ? undefined : JSON.parse(text) }
 }
 
-/** Loops placing orders on random pets and moving them along until SIGKILL; returns how many were acknowledged and cut off. */
-async function stormThenKill (server: ServerProcess, apiKey: string, petIds: readonly number[], known: Known): Promise<{ placed: number, inFlightAtKill: number, errors: string[] }> {
+/** One request a loop sent: a placement for a pet, or a status change of an order. */
+interface Sent {
+  label: string
+  petId: number
+  /** For a status change: the order and the status asked for. */
+  change?: { orderId: number, status: OrderStatus }
+  answered?: boolean
+  error?: string
+}
+
+interface StormOutcome {
+  /** placeOrder answered 201 when SIGKILL was sent. */
+  placedAtKill: number
+  /** Sent and not yet answered when SIGKILL was sent. */
+  inFlightAtKill: number
+  /** Of those, answered just before the kill. */
+  answeredJustBefore: number
+  /** Of those, cut off by the kill: the connection failed. */
+  cutOff: string[]
+}
+
+/**
+ * Client loops placing orders on random pets and moving them along until the process is SIGKILLed: the kill
+ * comes once {@link PLACED_BEFORE_KILL} placements were answered 201 and while other requests are in flight.
+ * A loop sends nothing after the kill. Any answer but 201 or 409 to a placement, or 200 to a change, and any
+ * failed request that was not in flight at the kill, fails the test: only the kill may cut a request off.
+ */
+async function stormThenKill (server: ServerProcess, apiKey: string, petIds: readonly number[], known: Known): Promise<StormOutcome> {
   let placed = 0
-  let inFlight = 0
-  const errors: string[] = []
+  const inFlight = new Set<Sent>()
+  const failed: Sent[] = []
   const unexpected: string[] = []
-  // an object, read by the loops after each await: the kill ends them
-  const state = { stopped: false }
-  const loop = async (): Promise<void> => {
-    while (!state.stopped) {
+  // set at the kill: the requests in flight then
+  const kill: { inFlight?: ReadonlySet<Sent> } = {}
+  /** Sends one request, keeping it in flight until it is answered or fails; undefined when it failed. */
+  const request = async (sent: Sent, method: string, path: string, body: unknown): Promise<{ status: number, json: unknown } | undefined> => {
+    inFlight.add(sent)
+    try {
+      const answer = await send(server, apiKey, method, path, body)
+      sent.answered = true
+      return answer
+    } catch (error) {
+      sent.error = describeFetchError(error)
+      failed.push(sent)
+      if (sent.error === 'TimeoutError') unexpected.push(`${sent.label} timed out`)
+      return undefined
+    } finally {
+      inFlight.delete(sent)
+    }
+  }
+  const loop = async (loopIndex: number): Promise<void> => {
+    for (let n = 0; kill.inFlight === undefined; n++) {
       const petId = petIds[Math.floor(Math.random() * petIds.length)] as number
-      let order: Order | undefined
-      inFlight++
-      try {
-        const placing = await send(server, apiKey, 'POST', '/v1/store/orders', { petId })
-        if (placing.status === 201) {
-          order = placing.json as Order
-          known.acknowledged.set(order.id, order)
-          placed++
-        } else if (placing.status !== 409) unexpected.push(`placeOrder ${petId}: ${placing.status} ${JSON.stringify(placing.json)}`)
-      } catch (error) {
-        known.cutOffPlacements.add(petId)
-        errors.push(describeFetchError(error))
-        return
-      } finally {
-        inFlight--
-      }
-      while (order !== undefined && !state.stopped) {
+      const placing: Sent = { label: `loop ${loopIndex} placeOrder ${n} (pet ${petId})`, petId }
+      const placement = await request(placing, 'POST', '/v1/store/orders', { petId })
+      if (placement === undefined) return
+      if (placement.status === 409) continue
+      if (placement.status !== 201) { unexpected.push(`${placing.label}: ${placement.status} ${JSON.stringify(placement.json)}`); return }
+      let order = placement.json as Order
+      known.acknowledged.set(order.id, order)
+      placed++
+      while (kill.inFlight === undefined) {
         const choices = NEXT[order.status]
         // leave some orders open, so that a kill finds pets pending
         if (choices.length === 0 || Math.random() < 0.25) break
         const status = choices[Math.floor(Math.random() * choices.length)] as OrderStatus
-        inFlight++
-        try {
-          const changing = await send(server, apiKey, 'PATCH', `/v1/store/orders/${order.id}`, { status })
-          if (changing.status !== 200) { unexpected.push(`updateOrder ${order.id} → ${status}: ${changing.status} ${JSON.stringify(changing.json)}`); break }
-          order = changing.json as Order
-          known.acknowledged.set(order.id, order)
-        } catch (error) {
-          known.cutOffChanges.set(order.id, status)
-          errors.push(describeFetchError(error))
-          return
-        } finally {
-          inFlight--
-        }
+        const changing: Sent = { label: `loop ${loopIndex} updateOrder ${order.id} → ${status}`, petId, change: { orderId: order.id, status } }
+        const change = await request(changing, 'PATCH', `/v1/store/orders/${order.id}`, { status })
+        if (change === undefined) return
+        if (change.status !== 200) { unexpected.push(`${changing.label}: ${change.status} ${JSON.stringify(change.json)}`); return }
+        order = change.json as Order
+        known.acknowledged.set(order.id, order)
       }
     }
   }
+  const loops = Array.from({ length: LOOPS }, async (_, i) => { await loop(i) })
   const started = Date.now()
-  const loops = Array.from({ length: LOOPS }, loop)
+  // the kill waits for enough placements with a request in flight; a failure or another answer ends the wait at once
   for (;;) {
-    const elapsed = Date.now() - started
-    if ((elapsed >= MIN_LOAD_MS && placed >= TARGET_ORDERS) || elapsed >= MAX_LOAD_MS || errors.length > 0) break
+    if (placed >= PLACED_BEFORE_KILL && inFlight.size > 0) break
+    if (failed.length > 0 || unexpected.length > 0 || Date.now() - started > MAX_LOAD_MS) break
     await sleep(5)
   }
-  assert.deepEqual(errors, [], 'requests failed before the process was killed')
-  const inFlightAtKill = inFlight
+  // nothing awaits between the last check and the kill: what is in flight now is what the kill cuts off
+  const killedWhile = new Set(inFlight)
+  kill.inFlight = killedWhile
+  const placedAtKill = placed
   server.child.kill('SIGKILL')
+  assert.deepEqual(failed.map((sent) => `${sent.label}: ${sent.error ?? ''}`), [], 'a request failed before the process was killed')
+  assert.deepEqual(unexpected, [], 'every answer before the kill is 201 or 409 to a placement, 200 to a change')
+  assert.ok(placedAtKill >= PLACED_BEFORE_KILL, `only ${placedAtKill} orders were placed in ${MAX_LOAD_MS} ms before the kill`)
+  assert.ok(killedWhile.size > 0, 'no request was in flight at the kill')
   assert.deepEqual(await server.waitForExit(5_000), { code: null, signal: 'SIGKILL' })
-  state.stopped = true
   await within(15_000, 'client loops did not stop after the kill', Promise.all(loops))
-  assert.deepEqual(unexpected, [], 'every answer before the kill is 201, 200 or 409')
-  assert.ok(placed >= MIN_ORDERS_PER_KILL, `only ${placed} orders were acknowledged before the kill`)
-  return { placed, inFlightAtKill, errors }
+
+  assert.deepEqual(unexpected, [], 'every answer is 201 or 409 to a placement, 200 to a change')
+  for (const sent of failed) assert.ok(killedWhile.has(sent), `${sent.label} failed (${sent.error ?? ''}) without being in flight at the kill`)
+  // each request in flight at the kill was either answered just before it or cut off by it
+  for (const sent of killedWhile) assert.ok(sent.answered !== (sent.error !== undefined), `${sent.label}, in flight at the kill, ended neither answered nor failed`)
+  for (const sent of failed) {
+    if (sent.change === undefined) known.cutOffPlacements.add(sent.petId)
+    else known.cutOffChanges.set(sent.change.orderId, sent.change.status)
+  }
+  return { placedAtKill, inFlightAtKill: killedWhile.size, answeredJustBefore: killedWhile.size - failed.length, cutOff: failed.map((sent) => sent.error ?? '') }
 }
 
 async function listAllOrders (server: ServerProcess, apiKey: string): Promise<Order[]> {
@@ -163,7 +203,7 @@ async function checkAfterRestart (server: ServerProcess, apiKey: string, petIds:
 // a load on the machine: one store at a time
 for (const store of testStores()) {
   describe(`orders under SIGKILL (${store})`, () => {
-    test('When the process is SIGKILLed twice during a storm of orders, then after each restart every acknowledged order is there as answered, no pet has two open orders, each pet has the status its orders give it and the inventory is exact', async (t) => {
+    test(`When the process is SIGKILLed twice during a storm of orders, each time with ${PLACED_BEFORE_KILL} orders placed and other requests in flight, then after each restart every acknowledged order is there as answered, no pet has two open orders, each pet has the status its orders give it and the inventory is exact`, async (t) => {
       // before freshDatabaseUrl: the processes die before their SQLite directory is removed
       const servers = serverProcesses(t)
       const databaseUrl = await freshDatabaseUrl(t, store)
@@ -180,8 +220,9 @@ for (const store of testStores()) {
         const storm = await stormThenKill(server, apiKey, petIds, known)
         server = await servers.start(env)
         const after = await checkAfterRestart(server, apiKey, petIds, known)
-        t.diagnostic(`${store} kill ${kill}: ${storm.placed} orders acknowledged, ${storm.inFlightAtKill} requests in flight at SIGKILL ` +
-          `(${summarize(storm.errors)}); after the restart ${after.orders} orders stored, ${known.acknowledged.size} acknowledged so far all verified, ${after.pending} pets pending`)
+        t.diagnostic(`${store} kill ${kill}: SIGKILL with ${storm.placedAtKill} orders placed and ${storm.inFlightAtKill} requests in flight ` +
+          `(${storm.answeredJustBefore} of them answered just before it, ${storm.cutOff.length} cut off: ${summarize(storm.cutOff)}); ` +
+          `after the restart ${after.orders} orders stored, ${known.acknowledged.size} acknowledged so far all verified, ${after.pending} pets pending`)
       }
     })
   })
