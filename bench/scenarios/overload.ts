@@ -7,7 +7,7 @@ import type { BenchStore } from '../_util/stores.js'
 
 /** The load: wrk's connections on listPets, one process serving them. */
 export const OVERLOAD_CONNECTIONS = 2_000
-const LOAD_SECONDS = 15
+const LOAD_SECONDS = 20
 const AFTER_SECONDS = 5
 // a side request every this many ms, each on a new connection
 const SIDE_INTERVAL_MS = 200
@@ -60,7 +60,7 @@ async function shedTotal (metricsUrl: string | undefined): Promise<string> {
 }
 
 /**
- * wrk with {@link OVERLOAD_CONNECTIONS} connections on listPets for 15 s, and a side client that opens a
+ * wrk with {@link OVERLOAD_CONNECTIONS} connections on listPets for 20 s, and a side client that opens a
  * new connection per request (a balancer's probe, a fresh client) every 200 ms, during the load and
  * for 5 s after it: with load shedding off (as before it existed) and on (the default). Full run only.
  */
