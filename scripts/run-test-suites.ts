@@ -12,9 +12,10 @@
  * - The serial group ({@link SERIAL_FILES}): the files whose assertions hold a wall-clock budget while
  *   they load the machine (drain, soak, WORKERS, Chromium), one file at a time and alone.
  *
- * Every test and hook has {@link TEST_TIMEOUT_MS} unless it sets its own `timeout` (Node 24; on older Nodes
- * each file's process has {@link FILE_TIMEOUT_MS} as a whole), and on Node 20 a file's process exits once its
- * tests are done. The exit code comes from node:test's events ({@link RunOutcome}): 1 when a test, suite, hook or file
+ * Every test and hook has {@link TEST_TIMEOUT_MS} unless it sets its own `timeout` (on Node 20 through
+ * `test-suites/node20-test-timeout.cjs`), and a file's process that has not exited {@link EXIT_GRACE_MS} after
+ * its tests were done, or still runs {@link FILE_TIMEOUT_MS} after it started, is killed, failing the file
+ * ({@link HangWatch}). The exit code comes from node:test's events ({@link RunOutcome}): 1 when a test, suite, hook or file
  * failed or was cancelled, or a file reported no test. Before the summary, `ℹ stores: …` says how many
  * tests ran on each store and why a store's cases did not run.
  *
@@ -22,8 +23,9 @@
  * `--quick` leaves out {@link SLOW_FILES} (what `npm run test:suites:quick` runs while you work), `--again`
  * {@link NODE_INDEPENDENT_FILES} (a second run on another Node); file
  * paths as arguments narrow the run to them, still in their groups. `TEST_CONCURRENCY` overrides the
- * concurrent group's width. Run with `node --import tsx`: node:test starts each file's process with
- * this process's flags.
+ * concurrent group's width; `TEST_TIMEOUT_MS` and `TEST_EXIT_GRACE_MS` the limits, and `TEST_SUITES_DIR`
+ * the directory of test files (`test`), for a run on fixtures (test/tools/hang-ends-run.test.ts). Run with
+ * `node --import tsx`: node:test starts each file's process with this process's flags.
  */
 import { execFileSync } from 'node:child_process'
 import { setMaxListeners } from 'node:events'
@@ -36,6 +38,7 @@ import { fileURLToPath } from 'node:url'
 import { staleBuildFiles } from '../tools/harness/build-freshness.js'
 import { createRunDatabase } from '../tools/harness/run-database.js'
 import { testDatabaseUrlIn } from '../tools/harness/test-stores.js'
+import { HangWatch, killTestFileProcess } from './test-suites/hang-watch.js'
 import { RunOutcome } from './test-suites/run-outcome.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -124,15 +127,25 @@ const CONCURRENCY = 4
  * 2-core machine (the trace sampler, OTLP traces, the metrics listener; the soak's runs set 60 s); on a
  * slow day CPU-bound work takes three to four times as long, so 5 min leaves them more than twice that.
  * What takes longer sets its own: the release's build hook and the production install (15 min each).
- * Node 24's run() gives it to each file's process as `--test-timeout`, so it bounds each test and hook.
+ * Node 24's run() gives it to each file's process as `--test-timeout`, so it bounds each test and hook;
+ * Node 20's gets the flag and `test-suites/node20-test-timeout.cjs`, which applies it the same way.
  */
 export const TEST_TIMEOUT_MS = 5 * 60_000
 
 /**
- * The bound on a whole file's process. Node 20's run() applies its `timeout` to each file as a whole (a
- * file's process there has no per-test default): this, beyond the longest file, the release (its 15 min
- * build hook, then one server test per store). On Node 24, where no timeout bounds a file's process (a
- * test that spins, a hang outside any test), the runner stops the group a minute past it.
+ * How long a file's process may live on once its top-level tests are all done (passed, failed or timed
+ * out) before the runner kills it and fails the file: a test that timed out may leave a server, a timer or
+ * a socket open, and a file's process with one open never exits by itself (Node 24 is not told to force
+ * its exit, which lost events there). Its top-level `after` hooks run within the grace (a server's drain
+ * takes up to 15 s).
+ */
+export const EXIT_GRACE_MS = 60_000
+
+/**
+ * The bound on a whole file's process, beyond the longest file, the release (its 15 min build hook, then
+ * one server test per store): a test that spins (its timeout never gets to run) or a hang outside any
+ * test. Node 20's run() applies its `timeout` to each file's process as a whole; on both Nodes the runner
+ * kills a file's process still running this long after it started.
  */
 export const FILE_TIMEOUT_MS = 30 * 60_000
 
@@ -151,7 +164,7 @@ interface Group {
 }
 
 async function listTestFiles (dir: string): Promise<string[]> {
-  const entries = await readdir(join(ROOT, dir), { withFileTypes: true, recursive: true })
+  const entries = await readdir(resolve(ROOT, dir), { withFileTypes: true, recursive: true })
   return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.test.ts'))
     .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)).split('\\').join('/'))
     .sort()
@@ -161,7 +174,7 @@ async function listTestFiles (dir: string): Promise<string[]> {
 export async function testGroups (options: { quick: boolean, again: boolean, concurrency: number, only: string[] }): Promise<Group[]> {
   const matches = (file: string, patterns: readonly RegExp[]): boolean => patterns.some((pattern) => pattern.test(file))
   const only = options.only.map((file) => relative(ROOT, join(ROOT, file)).split('\\').join('/'))
-  const all = await listTestFiles('test')
+  const all = await listTestFiles(process.env.TEST_SUITES_DIR ?? 'test')
   const unknown = only.filter((file) => !all.includes(file))
   if (unknown.length > 0) throw new Error(`no such test file: ${unknown.join(', ')}`)
   const files = all
@@ -192,26 +205,6 @@ function summaryLine (event: TestEvent): [SummaryName, number] | undefined {
   return match === null ? undefined : [match[1] as SummaryName, Number(match[2])]
 }
 
-/**
- * Notes when a file's process starts (node:test dequeues the file's own test) and ends (completes
- * it): where the wall time of a run goes, start-up included.
- */
-function trackFile (spans: Map<string, { start: number, end?: number }>, event: TestEvent): void {
-  if (event.type !== 'test:dequeue' && event.type !== 'test:complete') return
-  const { nesting, file, name } = event.data as unknown as { nesting: number, file?: string, name: string }
-  if (nesting !== 0 || file === undefined || resolve(ROOT, name) !== file) return
-  if (event.type === 'test:dequeue') spans.set(file, { start: performance.now() })
-  else spans.set(file, { start: spans.get(file)?.start ?? performance.now(), end: performance.now() })
-}
-
-/** The files of `files` (paths from the root) still running `ms` after their process started. */
-function filesRunningLongerThan (spans: Map<string, { start: number, end?: number }>, files: readonly string[], ms: number): string[] {
-  return files.filter((file) => {
-    const span = spans.get(join(ROOT, file))
-    return span !== undefined && span.end === undefined && performance.now() - span.start > ms
-  })
-}
-
 /** The servers and CLIs the tests start run the build (`dist/`): bring it up to date when `src/` is newer. */
 function buildIfStale (say: (message: string) => void): void {
   const stale = staleBuildFiles(ROOT)
@@ -236,18 +229,26 @@ async function scratchDirectory (): Promise<string | undefined> {
   return dir
 }
 
+/** A positive integer from the environment variable `name`, or `fallback` when it is not set. */
+function positiveIntegerFromEnv (name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback)
+  if (!(Number.isInteger(value) && value >= 1)) throw new Error(`${name} must be a positive integer, got "${process.env[name] ?? ''}"`)
+  return value
+}
+
 async function main (): Promise<number> {
   const quick = process.argv.includes('--quick')
   const again = process.argv.includes('--again')
   const only = process.argv.slice(2).filter((argument) => argument !== '--quick' && argument !== '--again')
-  const concurrency = Number(process.env.TEST_CONCURRENCY ?? CONCURRENCY)
-  if (!(Number.isInteger(concurrency) && concurrency >= 1)) throw new Error(`TEST_CONCURRENCY must be a positive integer, got "${process.env.TEST_CONCURRENCY ?? ''}"`)
+  const concurrency = positiveIntegerFromEnv('TEST_CONCURRENCY', CONCURRENCY)
+  const testTimeoutMs = positiveIntegerFromEnv('TEST_TIMEOUT_MS', TEST_TIMEOUT_MS)
+  const exitGraceMs = positiveIntegerFromEnv('TEST_EXIT_GRACE_MS', EXIT_GRACE_MS)
   const started = performance.now()
   const reporter = new SpecReporter()
   reporter.pipe(process.stdout)
   const totals = new Map<SummaryName, number>(SUMMARY.map((name) => [name, 0]))
   const outcome = new RunOutcome()
-  const spans = new Map<string, { start: number, end?: number }>()
+  const watch = new HangWatch({ exitGraceMs, fileTimeoutMs: FILE_TIMEOUT_MS })
   const say = (message: string): void => { reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message } }) }
 
   buildIfStale(say)
@@ -255,6 +256,10 @@ async function main (): Promise<number> {
   // files, the servers and CLIs they start; a child's own NODE_COMPILE_CACHE wins): 12 % less CPU in the
   // CLI-heavy files on Node 24. Node 20 ignores the variable.
   process.env.NODE_COMPILE_CACHE ??= join(ROOT, 'node_modules', '.cache', 'node-compile-cache')
+  // Node 20's run() starts each file's process with this process's flags: these give each test its limit there
+  if (!TIMEOUT_PER_TEST) {
+    process.execArgv.push('--expose-internals', `--require=${join(ROOT, 'scripts', 'test-suites', 'node20-test-timeout.cjs')}`, `--test-timeout=${testTimeoutMs}`)
+  }
   // the test files' and their processes' scratch files (SQLite files, installs, releases) in memory: a quarter
   // less CPU in the installs (no disk journal for 800 packages' files), 10 % less in the route suites. They
   // stay real files on a real file system; the durability tests SIGKILL processes, which never needed fsync
@@ -277,24 +282,29 @@ async function main (): Promise<number> {
       // run() adds a listener to the signal per file: without this, Node warns of a leak past 10 files
       setMaxListeners(group.files.length + 10, stop.signal)
       const watchdog = setInterval(() => {
-        const stuck = filesRunningLongerThan(spans, group.files, FILE_TIMEOUT_MS + 60_000)
-        if (stuck.length === 0 || stop.signal.aborted) return
-        say(`${stuck.join(', ')}: still running ${seconds(FILE_TIMEOUT_MS + 60_000)} s after it started, the ${group.name} group is stopped`)
+        const now = performance.now()
+        for (const { file, reason } of watch.due(now)) {
+          const killed = killTestFileProcess(file)
+          say(`${relative(ROOT, file)}: ${reason}: ${killed === 0 ? 'its process was not found to kill' : `killed its process${killed > 1 ? ` and the ${killed - 1} it started` : ''}`}, the file fails`)
+        }
+        const outlived = watch.outlivedKill(now)
+        if (outlived.length === 0 || stop.signal.aborted) return
+        say(`${outlived.map((file) => relative(ROOT, file)).join(', ')}: still running after being killed, the ${group.name} group is stopped`)
         stop.abort()
-      }, 5_000)
+      }, Math.min(1_000, exitGraceMs))
       const events = run({
-        files: group.files.map((file) => join(ROOT, file)),
+        files: group.files.map((file) => resolve(ROOT, file)),
         concurrency: group.concurrency,
-        timeout: TIMEOUT_PER_TEST ? TEST_TIMEOUT_MS : FILE_TIMEOUT_MS,
+        timeout: TIMEOUT_PER_TEST ? testTimeoutMs : FILE_TIMEOUT_MS,
         // Node 20: a test that timed out may leave a socket or timer behind, and its file's process exits anyway.
         // Not on Node 24: there a forced exit lost part of the file's events on their way here (the same four
-        // files reported 47 to 82 of their 82 tests); a file left running is stopped by the watchdog below
+        // files reported 47 to 82 of their 82 tests); a file left running is killed by the watchdog above
         forceExit: !TIMEOUT_PER_TEST,
         signal: stop.signal
       }) as AsyncIterable<TestEvent>
       try {
         for await (const event of events) {
-          trackFile(spans, event)
+          watch.add(event, performance.now())
           outcome.add(event)
           const line = summaryLine(event)
           if (line === undefined) reporter.write(event)
@@ -310,7 +320,7 @@ async function main (): Promise<number> {
     await runDatabase?.drop()
   }
 
-  const took = [...spans].map(([file, { start, end }]) => [file, (end ?? performance.now()) - start] as const)
+  const took = watch.spans(performance.now())
   say(`slowest files: ${took.sort(([, a], [, b]) => b - a).slice(0, SLOWEST_SHOWN)
     .map(([file, ms]) => `${relative(ROOT, file)} ${seconds(ms)} s`).join(', ')}`)
   say(`groups: ${groupTimes.join(', ')}`)

@@ -1,9 +1,9 @@
-import { setImmediate as turn } from 'node:timers/promises'
+import { setTimeout as sleep, setImmediate as turn } from 'node:timers/promises'
 import { BackgroundLoop } from '../../src/infra/background/background-loop.js'
 import { isWholeNumberLiteral, parseJson } from '../../src/infra/json/exact-json.js'
 import { Metrics } from '../../src/infra/metrics/metrics.js'
 import type { Plan } from '../_util/plan.js'
-import type { TimingSamples } from '../report.js'
+import { LOOP_STOP_GRACE_MS, type TimingSamples } from '../report.js'
 
 /** A poll far away: a pass that comes sooner was not waiting for it. */
 const FAR_POLL_MS = 60_000
@@ -57,6 +57,22 @@ async function loopTimings (): Promise<{ firstPass: number, wake: number, moreWo
   }
 }
 
+/** stop() of a loop whose pass in flight outlasts its stop grace ({@link LOOP_STOP_GRACE_MS}), to stop()'s end, in ms. */
+async function stopGraceTiming (): Promise<number> {
+  let begun = false
+  const pass = async (signal: AbortSignal): Promise<boolean> => {
+    begun = true
+    await sleep(5_000, undefined, { signal }).catch(() => {})
+    return false
+  }
+  const loop = new BackgroundLoop({ name: 'bench_loop', intervalMs: FAR_POLL_MS, stopGraceMs: LOOP_STOP_GRACE_MS, pass, onError: () => {}, metrics: new Metrics() })
+  loop.start()
+  await until(() => begun, 'the pass in flight')
+  const stopping = performance.now()
+  await loop.stop()
+  return performance.now() - stopping
+}
+
 /**
  * What the tests of exact JSON and of BackgroundLoop used to time, in this process (the runner's, on the load
  * generator's CPU), `plan.rounds × 5` times each, the first run included: a test ran each once, cold.
@@ -69,7 +85,8 @@ export async function inProcessTimings (plan: Plan): Promise<TimingSamples[]> {
     exactJsonZeroRun: [] as number[],
     loopFirstPass: [] as number[],
     loopWake: [] as number[],
-    loopMoreWork: [] as number[]
+    loopMoreWork: [] as number[],
+    loopStopGrace: [] as number[]
   }
   for (let i = 0; i < runs; i++) {
     samples.exactJsonHugeExponent.push(timeSync(() => { parseJson('[1e999999999]') }))
@@ -81,6 +98,7 @@ export async function inProcessTimings (plan: Plan): Promise<TimingSamples[]> {
     samples.loopFirstPass.push(loop.firstPass)
     samples.loopWake.push(loop.wake)
     samples.loopMoreWork.push(loop.moreWork)
+    samples.loopStopGrace.push(await stopGraceTiming())
   }
   return Object.entries(samples).map(([target, samplesMs]) => ({ target: target as keyof typeof samples, samplesMs }))
 }

@@ -4,10 +4,13 @@ import { chmod, copyFile, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { Database } from '../../src/infra/database/sqlite/driver.js'
-import { bearer, listAllPetsOver, strongApiKey } from '../helpers/live-server.js'
+import { bearer, listAllPetsOver, sleep, strongApiKey } from '../helpers/live-server.js'
 import { childEnv, runCli, serverProcesses } from '../helpers/processes.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { webhookReceiver } from '../helpers/webhook-receiver.js'
+
+/** How long 4 writers get to have 200 creates acknowledged (a second or two here; a hang, not a speed, fails it). */
+const ACKNOWLEDGED_WITHIN_MS = 60_000
 
 /** The ids of the pets in a SQLite file, and its integrity verdict, read directly. */
 function readBackup (file: string): { ids: Set<number>, integrity: string } {
@@ -42,7 +45,15 @@ describe('backup and restore (sqlite)', () => {
       }
     }
     const writers = Array.from({ length: 4 }, createPets)
-    while (acknowledged.length < 200) await new Promise((resolve) => setTimeout(resolve, 10))
+    // a deadline of its own: a server that stops acknowledging fails here, named, not at the run's limit
+    const acknowledging = Date.now() + ACKNOWLEDGED_WITHIN_MS
+    while (acknowledged.length < 200) {
+      if (Date.now() > acknowledging) {
+        creating.abort()
+        assert.fail(`only ${acknowledged.length} creates were acknowledged within ${ACKNOWLEDGED_WITHIN_MS / 1000} s, not the 200 to take the backup among`)
+      }
+      await sleep(10)
+    }
 
     const before = [...acknowledged]
     const backupFile = join(dir, 'backups', 'petstore-backup.db')
@@ -77,14 +88,19 @@ describe('backup and restore (sqlite)', () => {
     assert.deepEqual(new Set(pets.map((pet) => pet.id)), saved.ids)
   })
 
-  test('When an older backup is restored and the service goes on, then new events, pets and webhook messages get ids above every id the replaced database issued', async (t) => {
+  test('When an older backup is restored and the service goes on, then new events, pets, orders, webhook endpoints and webhook messages get ids above every id the replaced database issued', async (t) => {
     const servers = serverProcesses(t)
     const receiver = await webhookReceiver(t)
     const dir = await tempDir(t)
     const apiKey = strongApiKey()
     const env = { DATA_DIR: dir, PETSTORE_API_KEYS: apiKey, RATE_LIMIT_MAX: '0', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
     const cliEnv = childEnv({ ...env, LOG_LEVEL: 'silent' })
-    assert.equal((await runCli(['webhooks', 'add', receiver.url], cliEnv)).code, 0)
+    const addEndpoint = async (url: string, events: string[] = []): Promise<number> => {
+      const added = await runCli(['webhooks', 'add', url, '--json', ...(events.length === 0 ? [] : ['--events', events.join(',')])], cliEnv)
+      assert.equal(added.code, 0, added.stderr)
+      return (JSON.parse(added.stdout) as { endpoint: { id: number } }).endpoint.id
+    }
+    await addEndpoint(receiver.url)
     let server = await servers.start(env)
     const create = async (name: string): Promise<number> => await createPetOver(server.baseUrl, apiKey, name)
     const feed = async (): Promise<Array<{ id: number, data: { name?: string } }>> => {
@@ -96,8 +112,12 @@ describe('backup and restore (sqlite)', () => {
     await create('in the backup 2')
     const backupFile = join(dir, 'older.db')
     assert.equal((await runCli(['backup', backupFile], cliEnv)).code, 0)
-    for (const name of ['lost 3', 'lost 4', 'lost 5']) await create(name)
-    await receiver.waitFor(5)
+    for (const name of ['lost 3', 'lost 4']) await create(name)
+    // an order (pet.updated and order.created) and an endpoint the restore loses; the endpoint is sent
+    // nothing here (no order changes status), so the receiver counts the first endpoint's messages only
+    const lostOrderId = await placeOrderOver(server.baseUrl, apiKey, await create('lost 5'))
+    const lostEndpointId = await addEndpoint(`${receiver.url}/lost`, ['order.updated'])
+    await receiver.waitFor(7)
     const issuedBefore = (await feed()).map((event) => event.id)
     assert.equal((await server.stop()).code, 0)
 
@@ -106,13 +126,17 @@ describe('backup and restore (sqlite)', () => {
     assert.match(restored.stdout, new RegExp(`event ids continue after ${Math.max(...issuedBefore)}\\)`))
     server = await servers.start(env)
     const petId = await create('after the restore')
-    await receiver.waitFor(6)
+    const orderId = await placeOrderOver(server.baseUrl, apiKey, petId)
+    const endpointId = await addEndpoint(`${receiver.url}/after`, ['order.updated'])
+    await receiver.waitFor(10)
 
     const events = await feed()
-    const after = events.filter((event) => !issuedBefore.includes(event.id))
-    assert.equal(after.length, 1, `the feed: ${JSON.stringify(events)}`)
-    assert.ok((after[0]?.id ?? 0) > Math.max(...issuedBefore), `the new event has id ${after[0]?.id}, not above ${Math.max(...issuedBefore)}`)
+    const after = events.filter((event) => !issuedBefore.includes(event.id)).map((event) => event.id)
+    assert.equal(after.length, 3, `the feed: ${JSON.stringify(events)}`)
+    assert.ok(Math.min(...after) > Math.max(...issuedBefore), `the new events have ids ${after.join(', ')}, not all above ${Math.max(...issuedBefore)}`)
     assert.ok(petId > 5, `the new pet got id ${petId}, an id the replaced database had issued`)
+    assert.ok(orderId > lostOrderId, `the new order got id ${orderId}, not above the lost order's ${lostOrderId}`)
+    assert.ok(endpointId > lostEndpointId, `the new webhook endpoint got id ${endpointId}, not above the lost endpoint's ${lostEndpointId}`)
     assertOneEventPerWebhookId(receiver.received)
   })
 
@@ -199,6 +223,13 @@ describe('backup and restore (sqlite)', () => {
 async function createPetOver (baseUrl: string, apiKey: string, name: string): Promise<number> {
   const res = await fetch(`${baseUrl}/v1/pets`, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ name, categoryId: 1 }) })
   assert.equal(res.status, 201)
+  return (await res.json() as { id: number }).id
+}
+
+/** POSTs an order for `petId` to the server at `baseUrl`; asserts 201 and answers its id. */
+async function placeOrderOver (baseUrl: string, apiKey: string, petId: number): Promise<number> {
+  const res = await fetch(`${baseUrl}/v1/store/orders`, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ petId }) })
+  assert.equal(res.status, 201, await res.clone().text())
   return (await res.json() as { id: number }).id
 }
 

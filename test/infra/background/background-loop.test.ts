@@ -213,10 +213,11 @@ describe('BackgroundLoop', () => {
     const stopping = performance.now()
     await Promise.all([quick.loop.stop(), slow.loop.stop()])
     const took = performance.now() - stopping
+    // the slow pass was aborted, not awaited for its 5 s (that would read 'finished after 5000 ms'), and not before
+    // its 200 ms grace: an order, which holds however slow the machine; how soon after the grace stop() ends is
+    // the benchmark's (loopStopGrace, TIMING_TARGETS in bench/report.ts)
     assert.deepEqual(outcomes.sort(), ['aborted during 5000 ms', 'finished after 100 ms'])
-    // the upper bound is the behaviour: the slow pass was aborted at its 200 ms grace, not awaited for its 5 s;
-    // 4 s leaves room for a loaded machine and still tells the two apart
-    assert.ok(took >= 190 && took < 4_000, `both stopped ${took.toFixed(0)} ms after stop()`)
+    assert.ok(took >= 190, `both stopped ${took.toFixed(0)} ms after stop(), before the slow pass's 200 ms grace`)
     assert.deepEqual(await passCounts(quick.metrics), { done: 1 })
     assert.deepEqual(await passCounts(slow.metrics), { aborted: 1 })
     assert.throws(() => new BackgroundLoop({ name: 'too_long', intervalMs: 1, stopGraceMs: MAX_STOP_GRACE_MS + 1, pass: async () => false, onError: () => {}, metrics: new Metrics() }), RangeError)
