@@ -34,7 +34,7 @@ describe('load shedding: each default trigger alone', () => {
     assert.equal((JSON.parse(shed.body) as Readiness).code, 'overloaded')
     const reason = JSON.parse(readyz.body) as Readiness
     assert.equal(reason.code, 'overloaded')
-    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay (\d+) ms \(bound 100 ms\), utilisation \d+% \(bound none\), \d+ connections waiting to be accepted \(bound none\), for 2 samples of 500 ms in a row\.$/)
+    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay (\d+) ms \(bound 100 ms\), utilisation \d+% \(bound none\), \d+ connections waiting to be accepted \(bound none\), for 2 samples of 250 ms in a row\.$/)
     assert.ok(Number(/delay (\d+) ms/.exec(reason.message)?.[1]) > 100, reason.message)
     await pollUntil(server, '/readyz', (answer) => answer.status === 200)
     await load.stop()
@@ -50,21 +50,21 @@ describe('load shedding: each default trigger alone', () => {
     const result = await load
 
     const reason = JSON.parse(readyz.body) as Readiness
-    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay \d+ ms \(bound none\), utilisation \d+% \(bound none\), (\d+) connections waiting to be accepted \(bound 64\), for 2 samples of 500 ms in a row\.$/)
+    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay \d+ ms \(bound none\), utilisation \d+% \(bound none\), (\d+) connections waiting to be accepted \(bound 64\), for 2 samples of 250 ms in a row\.$/)
     assert.ok(Number(/(\d+) connections waiting/.exec(reason.message)?.[1]) > 64, reason.message)
     assert.ok(result.non2xx > 0, 'wrk got no shed answer')
     await pollUntil(server, '/readyz', (answer) => answer.status === 200)
     assert.equal((await get(server, '/v1/pets', bearer(apiKey))).status, 200)
   })
 
-  test('When 2,000 connections load the instance for 20 s, then it sheds and every side request on a new connection is answered (200 or 503) within 2 s', { skip: wrkMissing() }, async (t) => {
+  test('When 2,000 connections load the instance for 20 s, then it sheds, and while it does every side request on a new connection is answered (200 or 503) within 2 s', { skip: wrkMissing() }, async (t) => {
     const apiKey = strongApiKey()
     const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), PETSTORE_API_KEYS: apiKey, ...DEFAULTS })
     const load = runWrk({ origin: server.baseUrl, headers: bearer(apiKey), requests: [{ method: 'GET', path: '/v1/pets?limit=10' }], connections: 2_000, durationSeconds: 20 })
     const state = { loading: true }
     load.finally(() => { state.loading = false }).catch(() => {})
-    // a second for wrk to open its connections, as the bench's scenario waits
-    await sleep(1_000)
+    // from the moment it sheds: how soon it starts is the bench's to measure (npm run bench -- --only overload)
+    await pollUntil(server, '/readyz', (answer) => answer.status === 503)
     const side: Array<Promise<{ answer?: Answer, ms: number, error?: string }>> = []
     while (state.loading) {
       const started = performance.now()
@@ -77,7 +77,7 @@ describe('load shedding: each default trigger alone', () => {
     const answers = await Promise.all(side)
 
     assert.ok(result.non2xx > 0, 'the load was never shed')
-    assert.ok(answers.length >= 50, `only ${answers.length} side requests were sent`)
+    assert.ok(answers.length >= 40, `only ${answers.length} side requests were sent`)
     // the promise: a new client (a balancer's probe) hears back within 2 s, however busy the instance
     const late = answers.filter(({ answer, ms }) => answer === undefined || ms > 2_000)
     assert.deepEqual(late.map(({ answer, ms, error }) => `${answer?.status ?? error} after ${Math.round(ms)} ms`), [])

@@ -21,7 +21,7 @@ declare module 'fastify' {
 }
 
 /** How often the event loop's delay and utilisation are sampled, in ms: a sample decides until the next one. */
-export const OVERLOAD_SAMPLE_INTERVAL_MS = 500
+export const OVERLOAD_SAMPLE_INTERVAL_MS = 250
 /**
  * How many samples in a row must each be past a bound before the instance sheds: one long turn of the
  * loop (a first `/docs`, a large page, a backup step) makes at most one sample late, however long it is,
@@ -54,14 +54,18 @@ const IDLE: LoadSample = Object.freeze({ delayMs: 0, utilization: 0, acceptQueue
 class EventLoopLoad {
   /** The newest sample last. */
   samples: readonly LoadSample[] = []
+  /** Whether the samples show the loop behind, as `judge` decided at the last sample (read on every request). */
+  behind = false
   /** Requests arrived since the last sample. */
   arrivals = 0
   // start-up work in progress: samples are not taken meanwhile
   #ignored = 0
   readonly #port: () => number | undefined
+  readonly #judge: (samples: readonly LoadSample[]) => boolean
 
-  constructor (port: () => number | undefined) {
+  constructor (port: () => number | undefined, judge: (samples: readonly LoadSample[]) => boolean) {
     this.#port = port
+    this.#judge = judge
   }
 
   readonly #histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS })
@@ -90,6 +94,7 @@ class EventLoopLoad {
   ignore (work: Promise<unknown>): void {
     this.#ignored++
     this.samples = []
+    this.behind = false
     const settled = (): void => {
       this.#ignored--
       this.#restart()
@@ -125,6 +130,7 @@ class EventLoopLoad {
     const port = utilization >= QUEUE_READ_UTILIZATION ? this.#port() : undefined
     const acceptQueue = port === undefined ? 0 : acceptQueueLength(port) ?? 0
     this.samples = [...this.samples, { delayMs: Math.max(0, delayMs), utilization, acceptQueue, arrivals: this.arrivals }].slice(-OVERLOAD_SAMPLES_TO_SHED - 1)
+    this.behind = this.#judge(this.samples)
   }
 }
 
@@ -143,10 +149,6 @@ export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { set
     app.decorate('ignoreLoadDuring', () => {})
     return
   }
-  const load = new EventLoopLoad(() => {
-    const address = maxAcceptQueue > 0 ? app.server.address() : null
-    return address !== null && typeof address === 'object' ? address.port : undefined
-  })
   const queueStuck = (sample: LoadSample, before: LoadSample | undefined): boolean => {
     if (sample.acceptQueue <= maxAcceptQueue) return false
     const drained = before === undefined ? 0 : before.acceptQueue - sample.acceptQueue
@@ -158,13 +160,14 @@ export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { set
     ...(maxEventLoopUtilization > 0 ? [(sample: LoadSample) => sample.utilization > maxEventLoopUtilization] : []),
     ...(maxAcceptQueue > 0 ? [queueStuck] : [])
   ]
-  const behind = (): boolean => {
-    const { samples } = load
+  const load = new EventLoopLoad(() => {
+    const address = maxAcceptQueue > 0 ? app.server.address() : null
+    return address !== null && typeof address === 'object' ? address.port : undefined
+  }, (samples) => {
     if (samples.length < OVERLOAD_SAMPLES_TO_SHED) return false
-    const recent = samples.slice(-OVERLOAD_SAMPLES_TO_SHED)
     const first = samples.length - OVERLOAD_SAMPLES_TO_SHED
-    return triggers.some((passed) => recent.every((sample, i) => passed(sample, samples[first + i - 1])))
-  }
+    return triggers.some((passed) => samples.slice(first).every((sample, i) => passed(sample, samples[first + i - 1])))
+  })
   // work waiting: requests that arrive while the loop is behind each wait for it, and so do queued connections;
   // a lone request on an instance whose loop was held up (by a backup, by the machine) is served
   const workWaiting = (): boolean => load.latest.arrivals > 1 || load.latest.acceptQueue > 0 || load.arrivals > 1
@@ -177,7 +180,7 @@ export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { set
       return
     }
     load.arrivals++
-    if (!behind() || !workWaiting()) {
+    if (!load.behind || !workWaiting()) {
       done()
       return
     }
@@ -191,7 +194,7 @@ export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { set
   })
   // readiness follows the loop alone: a balancer should send its traffic elsewhere while the loop is behind
   app.decorate('overloadReason', () => {
-    if (!behind()) return undefined
+    if (!load.behind) return undefined
     const { delayMs, utilization, acceptQueue } = load.latest
     return `event-loop delay ${Math.round(delayMs)} ms (bound ${maxEventLoopDelayMs > 0 ? `${maxEventLoopDelayMs} ms` : 'none'}), ` +
       `utilisation ${Math.round(utilization * 100)}% (bound ${maxEventLoopUtilization > 0 ? `${Math.round(maxEventLoopUtilization * 100)}%` : 'none'}), ` +
