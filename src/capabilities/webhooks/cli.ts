@@ -55,8 +55,8 @@ and type, when it was sent, delivered or the status or error, how long it took, 
   },
   'webhooks retry': {
     usage: 'webhooks retry <id> [--json]',
-    help: `put every given-up delivery of the endpoint back in line, due now with the whole retry schedule again, and
-print how many; running instances are woken and send them oldest first (a disabled endpoint first needs
+    help: `put every given-up delivery of the endpoint back in line, due now with the whole retry schedule again (webhooks
+deliveries numbers their attempts on: 4, 5 … after three), and print how many; running instances are woken and send them oldest first (a disabled endpoint first needs
 webhooks enable)`
   }
 } as const

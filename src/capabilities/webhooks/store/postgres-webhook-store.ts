@@ -73,12 +73,12 @@ const SQL = {
   },
   // the delivery is touched only when the endpoint's update found the lease still held
   // the delivery log's row reads the delivery as it was before this statement (one snapshot): its attempts
-  // before this one. $5 when the attempt was sent, $6 how long it took, $7 the status
+  // before this one, those before `webhooks retry` included. $5 when the attempt was sent, $6 how long it took, $7 the status
   recordSuccess: {
     name: 'petstore-record-webhook-success',
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
       'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status) ' +
-      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, $5, $6, $7 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
+      'SELECT d.endpoint_id, d.event_id, d.retried_attempts + d.attempts + 1, $5, $6, $7 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
       'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
   // a batch of successes in one statement (one round trip, one commit), each logged as recordSuccess logs it:
@@ -88,7 +88,7 @@ const SQL = {
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
       'made AS (SELECT * FROM unnest($4::bigint[], $5::bigint[], $6::integer[], $7::integer[]) AS m (event_id, attempted_at, duration_ms, status)), ' +
       'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status) ' +
-      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, m.attempted_at, m.duration_ms, m.status FROM webhook_deliveries d JOIN made m ON m.event_id = d.event_id, endpoint ' +
+      'SELECT d.endpoint_id, d.event_id, d.retried_attempts + d.attempts + 1, m.attempted_at, m.duration_ms, m.status FROM webhook_deliveries d JOIN made m ON m.event_id = d.event_id, endpoint ' +
       'WHERE d.endpoint_id = endpoint.id ORDER BY d.event_id) ' +
       'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = ANY ($4::bigint[])'
   },
@@ -99,7 +99,7 @@ const SQL = {
       'failing_since = coalesce(failing_since, $3::bigint), disabled_at = CASE WHEN $7::boolean THEN coalesce(disabled_at, $3::bigint) ELSE disabled_at END ' +
       'WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
       'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status, error, next_attempt_at) ' +
-      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, $8, $9, $10, $5, $6 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
+      'SELECT d.endpoint_id, d.event_id, d.retried_attempts + d.attempts + 1, $8, $9, $10, $5, $6 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
       'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
       'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },

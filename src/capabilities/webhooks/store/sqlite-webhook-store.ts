@@ -42,9 +42,9 @@ const SQL = {
   renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ?',
   nextDueDelivery: `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id ` +
     'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT ?',
-  // before the delivery's own update: the attempt's number is one more than those it counts
+  // before the delivery's own update: the attempt's number is one more than those it counts, before `webhooks retry` too
   logAttempt: 'INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status, error, next_attempt_at) ' +
-    'SELECT endpoint_id, event_id, attempts + 1, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
+    'SELECT endpoint_id, event_id, retried_attempts + attempts + 1, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordSuccess: 'UPDATE webhook_endpoints SET last_success_at = ?, failing_since = NULL WHERE id = ? AND lease_token = ?',
   deleteDelivery: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordFailure: 'UPDATE webhook_endpoints SET last_failure_at = ?, last_failure = ?, failing_since = coalesce(failing_since, ?), ' +
