@@ -203,11 +203,14 @@ for (const store of testStores()) {
   })
 
   describe(`orders and pets together (${store})`, () => {
-    test('When a pet has an open order, then updatePet changing its status is 409 pet_has_open_order, while other fields still change', async (t) => {
+    test('When a pet has an open order, then updatePet changing its status is 409 pet_has_open_order naming the order, while other fields still change', async (t) => {
       const api = await buildTestApp(t, { store })
+      const other = await createdPet(api, { name: 'Bo', categoryId: 1 })
+      await placedOrder(api, other.id)
       const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
       const order = await placedOrder(api, pet.id)
-      assertError(await patchPet(api, pet.id, { status: 'sold' }), 'pet_has_open_order', 'open order')
+      assertError(await patchPet(api, pet.id, { status: 'sold' }), 'pet_has_open_order', `open order ${order.id},`)
+      assertError(await patchPet(api, pet.id, { status: 'sold' }), 'pet_has_open_order', `PATCH /v1/store/orders/${order.id}`)
       assertError(await patchPet(api, pet.id, { status: 'available', name: 'Max' }), 'pet_has_open_order')
       const renamed = await patchPet(api, pet.id, { name: 'Max', status: 'pending' })
       assert.equal(renamed.statusCode, 200, renamed.body)
