@@ -33,7 +33,8 @@ for (const store of testStores()) {
 
       assert.equal(res.statusCode, 201, res.body)
       const order = res.json<Order>()
-      assert.deepEqual(Object.keys(order).sort(), ['id', 'petId', 'placedAt', 'status'])
+      assert.deepEqual(Object.keys(order).sort(), ['id', 'metadata', 'petId', 'placedAt', 'status'])
+      assert.deepEqual(order.metadata, {})
       assert.equal(order.petId, pet.id)
       assert.equal(order.status, 'placed')
       assert.match(order.placedAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
@@ -117,7 +118,7 @@ for (const store of testStores()) {
 
       const approved = await patchOrder(api, order.id, { status: 'approved' })
       assert.equal(approved.statusCode, 200, approved.body)
-      assert.deepEqual(approved.json(), { ...order, status: 'approved' })
+      assert.deepEqual(approved.json(), { ...order, status: 'approved', approvedAt: approved.json<Order>().approvedAt })
       assert.equal(approved.headers.etag, (await getOrder(api, order.id)).headers.etag)
       assert.equal(await petStatus(api, pet.id), 'pending')
 

@@ -8,6 +8,7 @@ import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER } 
 import { fingerprintOf, parseIdempotencyKey } from '../idempotency/index.js'
 import { PAGE_LIMIT_DEFAULT } from '../pets/index.js'
 import { GetOrderHeadersSchema, PlaceOrderHeadersSchema } from './order-headers.js'
+import { sortedMetadata } from './order-metadata.js'
 import { orderedPetNotFoundMessage, orderNotFoundMessage, petNotAvailableMessage } from './order-messages.js'
 import { InventorySchema, ListOrdersQuerySchema, NewOrderSchema, ORDER_EXAMPLE, OrderIdParamsSchema, OrderSchema, OrdersSchema, type Order } from './order-schemas.js'
 import type { PlaceOrderOutcome } from './order-decisions.js'
@@ -96,7 +97,7 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
             'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was placed.', enum: ['true'], example: 'true' }
           }
         },
-        400: errorResponse('The body is missing `petId`, has an invalid value or an unknown field, the `Idempotency-Key` header is malformed, ' +
+        400: errorResponse('The body is missing `petId`, has an invalid value (`metadata` beyond its limits: the message names the key, as `metadata.channel`) or an unknown field, the `Idempotency-Key` header is malformed, ' +
           'a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`).', undefined, {
           invalid_request: 'body: field "petId" is required',
           malformed_json: 'The request body is not valid JSON: Unexpected end of JSON input'
@@ -113,8 +114,9 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { petId } = request.body
-    const place = async (completing?: Parameters<typeof app.orderStore.placeOrder>[1]): Promise<Order> => {
-      const outcome = await app.orderStore.placeOrder(petId, completing)
+    const metadata = sortedMetadata(request.body.metadata ?? {})
+    const place = async (completing?: Parameters<typeof app.orderStore.placeOrder>[2]): Promise<Order> => {
+      const outcome = await app.orderStore.placeOrder(petId, metadata, completing)
       if (outcome.outcome !== 'placed') throw refusal(petId, outcome)
       return outcome.order
     }
@@ -123,8 +125,9 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const order = await place()
       return reply.code(201).header('location', `/v1/store/orders/${order.id}`).send(order)
     }
-    const { status, created: order, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey,
-      fingerprintOf(['placeOrder', petId]), place)
+    // empty metadata is no metadata, and a key used before orders had metadata still matches its body
+    const fingerprint = Object.keys(metadata).length === 0 ? ['placeOrder', petId] : ['placeOrder', petId, metadata]
+    const { status, created: order, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey, fingerprintOf(fingerprint), place)
     if (replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(status).header('location', `/v1/store/orders/${order.id}`).send(order)
   })
