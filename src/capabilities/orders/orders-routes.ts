@@ -7,6 +7,7 @@ import { allowOnly } from '../../infra/http/method-not-allowed.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER } from '../../infra/schemas/responses.js'
 import { fingerprintOf, parseIdempotencyKey } from '../idempotency/index.js'
 import { PAGE_LIMIT_DEFAULT } from '../pets/index.js'
+import { sendTagged, serializeOrder } from './order-answers.js'
 import { GetOrderHeadersSchema, PlaceOrderHeadersSchema } from './order-headers.js'
 import { sortedMetadata } from './order-metadata.js'
 import { orderedPetNotFoundMessage, orderNotFoundMessage, petNotAvailableMessage } from './order-messages.js'
@@ -84,15 +85,17 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Order a pet (beta)',
       description: 'Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and ' +
         '`order.created` and the pet\'s `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database ' +
-        'enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent.',
+        'enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent. ' +
+        'The 201 carries the order\'s `ETag` (as `getOrder` would give it), so the order can be changed at once with `If-Match`.',
       'x-stability': 'beta',
       headers: PlaceOrderHeadersSchema,
       body: Type.Ref(NewOrderSchema),
       response: {
         201: {
           ...Type.Ref(OrderSchema),
-          description: 'Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got).',
+          description: 'Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got, with the tag of the order as it was then).',
           headers: {
+            ETag: { ...ETAG_HEADER, description: 'Strong entity tag of the order in this answer, the one `getOrder` gives it: send it in `If-Match` to make an `updateOrder` conditional.' },
             Location: { type: 'string', description: 'Path of the new order: `/v1/store/orders/{id}`.', pattern: '^/v1/store/orders/[1-9][0-9]{0,18}$', maxLength: 36, example: '/v1/store/orders/7' },
             'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was placed.', enum: ['true'], example: 'true' }
           }
@@ -123,13 +126,15 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'])
     if (idempotencyKey === undefined || request.apiKey === null) {
       const order = await place()
-      return reply.code(201).header('location', `/v1/store/orders/${order.id}`).send(order)
+      reply.code(201).header('location', `/v1/store/orders/${order.id}`)
+      return sendTagged(reply, serializeOrder(reply, order))
     }
     // empty metadata is no metadata, and a key used before orders had metadata still matches its body
     const fingerprint = Object.keys(metadata).length === 0 ? ['placeOrder', petId] : ['placeOrder', petId, metadata]
     const { status, created: order, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey, fingerprintOf(fingerprint), place)
     if (replayed) reply.header('idempotent-replayed', 'true')
-    return reply.code(status).header('location', `/v1/store/orders/${order.id}`).send(order)
+    reply.code(status).header('location', `/v1/store/orders/${order.id}`)
+    return sendTagged(reply, serializeOrder(reply, order))
   })
 
   app.get('/store/orders/:orderId', {

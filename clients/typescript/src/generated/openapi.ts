@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Order a pet (beta)
-         * @description Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and `order.created` and the pet's `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent.
+         * @description Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and `order.created` and the pet's `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent. The 201 carries the order's `ETag` (as `getOrder` would give it), so the order can be changed at once with `If-Match`.
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -2306,9 +2306,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got). */
+            /** @description Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got, with the tag of the order as it was then). */
             201: {
                 headers: {
+                    /** @description Strong entity tag of the order in this answer, the one `getOrder` gives it: send it in `If-Match` to make an `updateOrder` conditional. */
+                    ETag?: string;
                     /** @description Path of the new order: `/v1/store/orders/{id}`. */
                     Location?: string;
                     /** @description `true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was placed. */
