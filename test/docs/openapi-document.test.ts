@@ -8,6 +8,7 @@ import { API_LICENSE } from '../../src/capabilities/docs/openapi.js'
 import { ERROR_CODES, statusesOf, type ErrorCode } from '../../src/infra/errors/catalogue.js'
 import { securityHeaders } from '../../src/infra/http/security.js'
 import { DOCUMENT_MAX_LENGTH } from '../../src/capabilities/docs/openapi-document-routes.js'
+import { EVENT_TYPES } from '../../src/capabilities/events/event-schemas.js'
 import { IDEMPOTENCY_KEY_PATTERN } from '../../src/capabilities/idempotency/idempotency-header.js'
 import { codesNamedIn } from '../../src/infra/schemas/responses.js'
 import { buildTestApp } from '../helpers/build-app.js'
@@ -250,6 +251,15 @@ describe('the served OpenAPI document', () => {
     // int64's bounds, exactly (a JSON.parse of the document rounds them; see test/routes/pets-int64.test.ts for the text)
     assert.deepEqual([newPet?.categoryId?.minimum, newPet?.categoryId?.maximum], [-(2 ** 63), 2 ** 63])
     assert.deepEqual(document.components.schemas.Error?.properties?.code?.enum, ERROR_CODES)
+  })
+
+  test('When the feed\'s type filter is read, then it is a list of the event types, written as the parameter repeated', async (t) => {
+    const { document } = await fetchDocument(t)
+
+    const type = operation(document, '/events', 'get').parameters?.find((p) => p.name === 'type') as Record<string, unknown> & { schema: Record<string, unknown> }
+    assert.deepEqual([type.style, type.explode], ['form', true])
+    assert.deepEqual(type.schema.items, { type: 'string', enum: [...EVENT_TYPES] })
+    assert.deepEqual([type.schema.style, type.schema.explode], [undefined, undefined], 'on the parameter, not in its schema')
   })
 
   test('When the app lists its routes, then every one it serves but the /docs page is in the document, HEAD included', async (t) => {

@@ -7,6 +7,7 @@ import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, createdPet, patchPet, postPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { mockDate } from '../helpers/clock.js'
 import { eventPage, followFeed, nextLinkOf } from '../helpers/events.js'
+import { patchOrder, placedOrder } from '../orders/orders-helpers.js'
 
 const DAY_MS = 86_400_000
 
@@ -116,6 +117,28 @@ for (const store of testStores()) {
       assert.deepEqual((await eventPage(api, paged.next)).events.map((event) => (event.data as { pet: unknown }).pet), [later])
     })
 
+    test('When the feed is filtered on several types, repeated, then only events of those types come, and every next link repeats each type', async (t) => {
+      const api = await buildTestApp(t, { store })
+      for (let i = 0; i < 3; i++) {
+        const pet = await createdPet(api, { name: `Pet ${i}`, categoryId: i })
+        const order = await placedOrder(api, pet.id)
+        assert.equal((await patchOrder(api, order.id, { status: 'cancelled' })).statusCode, 200)
+      }
+      const every = await allEvents(api)
+
+      const chosen = await followFeed(api, '/v1/events?type=pet.created&type=order.updated&limit=2')
+      assert.deepEqual(chosen.events, every.filter((event) => event.type === 'pet.created' || event.type === 'order.updated'))
+      assert.equal(chosen.events.length, 6)
+      assert.match(chosen.next, /&type=pet\.created&type=order\.updated$/)
+      const first = await eventPage(api, '/v1/events?type=order.updated&type=pet.created&limit=2')
+      assert.equal(first.next, `/v1/events?after=${first.events[1]?.id}&limit=2&type=order.updated&type=pet.created`)
+
+      const one = await followFeed(api, '/v1/events?type=order.created')
+      assert.deepEqual(one.events, every.filter((event) => event.type === 'order.created'))
+      assertError(await api.app.inject({ method: 'GET', url: '/v1/events?type=pet.created&type=pet.deleted', headers: api.auth }),
+        'invalid_request', 'query parameter "type": "pet.deleted" must be one of "pet.created", "pet.updated", "order.created", "order.updated"')
+    })
+
     test('When the store has no event yet, then the feed is an empty page whose next link starts after 0', async (t) => {
       const api = await buildTestApp(t, { store })
       const res = await api.app.inject({ method: 'GET', url: '/v1/events', headers: api.auth })
@@ -133,7 +156,7 @@ for (const store of testStores()) {
         ['after=9007199254740992', 'query parameter "after" must be <= 9007199254740991'],
         ['limit=0', 'query parameter "limit" must be >= 1'],
         ['limit=101', 'query parameter "limit" must be <= 100'],
-        ['type=pet.deleted', 'query parameter "type" must be one of'],
+        ['type=pet.deleted', 'query parameter "type": "pet.deleted" must be one of'],
         ['cursor=abc', 'query parameter "cursor"']
       ]
       for (const [query, message] of cases) {

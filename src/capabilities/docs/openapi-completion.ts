@@ -2,6 +2,7 @@ import type { FastifySchema } from 'fastify'
 import { roleNeededFor } from '../keys/index.js'
 import { REQUEST_ID_MAX_LENGTH, REQUEST_ID_PATTERN } from '../../infra/http/request-id.js'
 import { CORS_EXPOSED_HEADERS } from '../../infra/http/security.js'
+import { PARAMETER_SERIALIZATION_KEYWORDS } from '../../infra/schemas/keywords.js'
 import { errorExample, headerObject, INSUFFICIENT_SCOPE_DESCRIPTION, INSUFFICIENT_SCOPE_HEADER, RATE_LIMIT_HEADERS, type HeaderSpec } from '../../infra/schemas/responses.js'
 
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
@@ -22,8 +23,10 @@ const CORS_HEADERS: Record<string, HeaderSpec> = {
 
 interface MediaType { schema?: unknown, example?: unknown, examples?: unknown }
 interface Response { description?: string, headers?: Record<string, unknown>, content?: Record<string, MediaType>, 'x-stability'?: string }
+interface Parameter { schema?: Record<string, unknown>, [keyword: string]: unknown }
 interface Operation {
   operationId?: string
+  parameters?: Parameter[]
   security?: unknown[]
   requestBody?: { content?: Record<string, MediaType> }
   responses?: Record<string, Response>
@@ -55,7 +58,8 @@ export interface CompletionOptions {
  *   the siblings of a `$ref`), from the route schemas' `examples` and `x-examples`;
  * - HEAD operations answer without a body, so their responses have no content;
  * - the 403 of a `read` key on every authenticated operation that writes, decided by its method as the
- *   role check decides it, so an operation added later is documented by construction.
+ *   role check decides it, so an operation added later is documented by construction;
+ * - a query parameter's `style` and `explode`, which swagger leaves in its schema, on the parameter.
  */
 export function completeDocument (document: OpenApiDocument, options: CompletionOptions): void {
   const common = { 'X-Request-Id': REQUEST_ID_HEADER_SPEC, ...RATE_LIMIT_HEADERS, ...(options.cors ? CORS_HEADERS : {}) }
@@ -69,6 +73,7 @@ export function completeDocument (document: OpenApiDocument, options: Completion
     for (const [method, operation] of Object.entries(item)) {
       const routeSchema = options.routeSchemas.get(operation.operationId?.replace(/-head$/, '') ?? '')
       addBodyExample(operation, routeSchema?.body as WithExamples | undefined, componentExample)
+      for (const parameter of operation.parameters ?? []) liftSerialization(parameter)
       const authenticated = operation.security === undefined || operation.security.length > 0
       if (authenticated && roleNeededFor(method.toUpperCase()) === 'write') operation.responses = { ...operation.responses, 403: insufficientScopeResponse() }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
@@ -82,6 +87,14 @@ export function completeDocument (document: OpenApiDocument, options: Completion
         addResponseExamples(response, (routeSchema?.response as Record<string, WithExamples> | undefined)?.[status], componentExample)
       }
     }
+  }
+}
+
+function liftSerialization (parameter: Parameter): void {
+  for (const keyword of PARAMETER_SERIALIZATION_KEYWORDS) {
+    if (parameter.schema === undefined || !(keyword in parameter.schema)) continue
+    parameter[keyword] = parameter.schema[keyword]
+    delete parameter.schema[keyword]
   }
 }
 

@@ -58,11 +58,16 @@ export const ListEventsQuerySchema = Type.Object({
     description: `Maximum number of events returned: an integer from 1 to ${EVENT_PAGE_LIMIT_MAX}, default ${EVENT_PAGE_LIMIT_DEFAULT}, in plain decimal digits.`,
     examples: [EVENT_PAGE_LIMIT_DEFAULT]
   })),
-  type: Type.Optional(Type.Unsafe<EventType>({
-    type: 'string',
-    enum: [...EVENT_TYPES],
-    description: 'Return only events of this type.',
-    examples: ['pet.updated']
+  type: Type.Optional(Type.Unsafe<EventType[]>({
+    type: 'array',
+    items: { type: 'string', enum: [...EVENT_TYPES] },
+    minItems: 1,
+    maxItems: EVENT_TYPES.length,
+    style: 'form',
+    explode: true,
+    description: `Return only events of these types: repeat the parameter for each (\`type=pet.created&type=order.updated\`); one \`type\` is a list of one. ` +
+      `Left out: events of every type. The types are ${EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}; an unknown one is 400 \`invalid_request\`.`,
+    examples: [['pet.created', 'order.updated']]
   }))
 }, { additionalProperties: false })
 export type ListEventsQuery = Static<typeof ListEventsQuerySchema>

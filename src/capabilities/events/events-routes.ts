@@ -51,7 +51,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           headers: {
             Link: {
               type: 'string',
-              description: 'RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with `type` when filtered).',
+              description: 'RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered).',
               pattern: '^<[^>]+/events\\?[^>]+>; rel="next"$',
               maxLength: 2000,
               example: '<https://api.petstore.test/v1/events?after=42&limit=20>; rel="next"'
@@ -59,9 +59,9 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           }
         },
         400: errorResponse('`after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`).', undefined, {
-          invalid_request: `query parameter "type" must be one of ${EVENT_TYPES.map((type) => `"${type}"`).join(', ')}`
+          invalid_request: `query parameter "type": "pet.deleted" must be one of ${EVENT_TYPES.map((type) => `"${type}"`).join(', ')}`
         }),
-        410: errorResponse('Events after `after` (of the `type` asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`.', {
+        410: errorResponse('Events after `after` (of the `type`s asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`.', {
           Link: {
             type: 'string',
             description: 'RFC 8288 link to where the feed resumes after the deleted events: `<…/v1/events?after=…&limit=…>; rel="next"`. Follow it once resynchronized.',
@@ -75,10 +75,10 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { after, limit = EVENT_PAGE_LIMIT_DEFAULT, type } = request.query
-    const page = await app.eventStore.listEvents({ afterId: after ?? 0, limit, type })
+    const page = await app.eventStore.listEvents({ afterId: after ?? 0, limit, types: type })
     const nextLink = (position: number): string => {
       const next = new URLSearchParams({ after: String(position), limit: String(limit) })
-      if (type !== undefined) next.set('type', type)
+      for (const each of type ?? []) next.append('type', each)
       return `<${baseUrlFor(app.config, request.host)}/events?${next.toString()}>; rel="next"`
     }
     if (after !== undefined && after < page.purgedThrough) {

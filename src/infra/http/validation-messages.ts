@@ -43,6 +43,8 @@ export function describeValidationIssue (part: string, issue: ValidationIssue): 
   }
   let problem = describeProblem(issue)
   if (path.length === 0) return `${partName} ${problem}`
+  // one value of a repeated query parameter (`type=a&type=b`): named with the value, since its index means nothing in a URL
+  if (part === 'querystring' && path.length === 2 && /^\d+$/.test(path[1] as string)) return `${partName} "${path[0] as string}": ${JSON.stringify(issue.data)} ${problem}`
   // a null field is named as such: in a merge patch, null would mean "remove this field"
   if (issue.keyword === 'type' && issue.data === null) problem += ', not null'
   return part === 'body'

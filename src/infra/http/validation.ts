@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunctio
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 import { INT64_MAX, INT64_MIN, int64FromDecimal } from '../json/int64.js'
 import { INT64_FORMAT, mapInt64Schemas } from '../schemas/int64-schema.js'
-import { DEFAULT_VALUE_KEYWORD, PATTERN_DESCRIPTION_KEYWORD, STABILITY_KEYWORD } from '../schemas/keywords.js'
+import { DEFAULT_VALUE_KEYWORD, PARAMETER_SERIALIZATION_KEYWORDS, PATTERN_DESCRIPTION_KEYWORD, STABILITY_KEYWORD } from '../schemas/keywords.js'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type BuildValidator = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
@@ -86,18 +86,24 @@ interface ObjectSchema {
 /**
  * Query and path parameters arrive as text: the ones the schema declares integers are
  * turned into numbers when written in plain decimal (an int64 beyond 2^53 into a bigint), and left as
- * text (so they fail the type check) otherwise.
+ * text (so they fail the type check) otherwise; a list parameter (repeated, `type=a&type=b`) given
+ * once becomes a list of one.
  */
 function compileParameterValidator (ajv: Ajv, schema: ObjectSchema): ValidateFunction {
   const validate = ajv.compile(withInt64Keyword(schema))
   const integers = Object.entries(schema.properties ?? {})
     .filter(([, property]) => property.type === 'integer')
     .map(([name, property]) => ({ name, read: property.format === INT64_FORMAT ? int64FromDecimal : Number }))
-  if (integers.length === 0) return validate
+  const lists = Object.entries(schema.properties ?? {}).filter(([, property]) => property.type === 'array').map(([name]) => name)
+  if (integers.length === 0 && lists.length === 0) return validate
   const validateParameters = ((data: Record<string, unknown>) => {
     for (const { name, read } of integers) {
       const value = data[name]
       if (typeof value === 'string' && DECIMAL_INTEGER.test(value)) data[name] = read(value)
+    }
+    // a list parameter written once arrives as one string: a list of one
+    for (const name of lists) {
+      if (typeof data[name] === 'string') data[name] = [data[name]]
     }
     const valid = validate(data)
     validateParameters.errors = validate.errors
@@ -135,6 +141,8 @@ export function createAjv (externalSchemas: Record<string, unknown>, options: Aj
   ajv.addKeyword({ keyword: DEFAULT_VALUE_KEYWORD })
   // a field's stability marker (x-stability); annotation only
   ajv.addKeyword({ keyword: STABILITY_KEYWORD })
+  // how a query parameter's list is written in the URL (OpenAPI's style and explode); annotation only
+  for (const keyword of PARAMETER_SERIALIZATION_KEYWORDS) ajv.addKeyword({ keyword })
   for (const schema of Object.values(externalSchemas)) ajv.addSchema(withInt64Keyword(schema as object))
   return ajv
 }

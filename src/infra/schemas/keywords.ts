@@ -19,3 +19,10 @@ export const DEFAULT_VALUE_KEYWORD = 'x-default'
  * on a field added to a stable shape. Validation and serialization register it as an annotation.
  */
 export const STABILITY_KEYWORD = 'x-stability'
+
+/**
+ * The keywords of an OpenAPI parameter that say how its value is written in the URL (`style`,
+ * `explode`), carried by the schema of a query parameter that is not a single value. Validation
+ * registers them as annotations; the document moves them from the schema to the parameter.
+ */
+export const PARAMETER_SERIALIZATION_KEYWORDS = ['style', 'explode'] as const

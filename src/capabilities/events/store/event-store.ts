@@ -5,13 +5,14 @@ export interface EventPageQuery {
   /** Exclusive; 0 reads from the oldest retained event. */
   afterId: number
   limit: number
-  type?: EventType | undefined
+  /** Only events of these types; left out: of every type. */
+  types?: readonly EventType[] | undefined
 }
 
 export interface EventPage {
   events: Event[]
   /**
-   * The highest id retention ever deleted (of the query's type, when it has one; 0: none), read from the
+   * The highest id retention ever deleted (of the query's types, when it has some; 0: none), read from the
    * snapshot `events` were read from: a reader whose `afterId` is below it has missed events, and must be
    * told so rather than given the page.
    */

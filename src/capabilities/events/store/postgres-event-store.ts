@@ -7,14 +7,14 @@ import type { PostgresDatabase } from '../../../infra/database/postgres/postgres
 /** Runs one statement on the database's pool (errors already mapped to store errors). */
 type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => Promise<R[]>
 
-// a page and the retention mark (of its type, or of all) in one statement, so one snapshot: a purge is seen by both or by neither
+// a page and the retention mark (of its types, or of all) in one statement, so one snapshot: a purge is seen by both or by neither
 const pageSql = (filter: string, markFilter: string): string =>
   `SELECT (SELECT coalesce(max(purged_through), 0) FROM event_retention${markFilter}) AS purged_through, e.* ` +
   `FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT ${EVENT_COLUMNS} FROM events WHERE ${filter} ORDER BY id LIMIT $2) AS e ON true ORDER BY e.id`
 
 const SQL = {
   listEvents: { name: 'petstore-list-events', text: pageSql('id > $1', '') },
-  listEventsByType: { name: 'petstore-list-events-by-type', text: pageSql('type = $3 AND id > $1', ' WHERE type = $3') },
+  listEventsOfTypes: { name: 'petstore-list-events-of-types', text: pageSql('type = ANY($3::text[]) AND id > $1', ' WHERE type = ANY($3::text[])') },
   oldestEventId: { text: 'SELECT min(id) AS id FROM events' },
   // the oldest `$2` events, of which the expired prefix (up to the first one at or after the cutoff `$1`) is
   // deleted and marked per type, in one statement; purges running at once on several instances delete each row once
@@ -41,9 +41,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   async listEvents (query: EventPageQuery): Promise<EventPage> {
-    const rows = query.type === undefined
+    const rows = query.types === undefined
       ? await this.#query<PageRow>(SQL.listEvents, [query.afterId, query.limit])
-      : await this.#query<PageRow>(SQL.listEventsByType, [query.afterId, query.limit, query.type])
+      : await this.#query<PageRow>(SQL.listEventsOfTypes, [query.afterId, query.limit, query.types])
     const events = rows.flatMap((row) => row.id === null ? [] : [rowToEvent(row as EventRow)])
     return { events, purgedThrough: rows[0]?.purged_through ?? 0 }
   }

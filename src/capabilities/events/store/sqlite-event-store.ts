@@ -5,9 +5,10 @@ import type { PreparedStatements, SqliteDatabase } from '../../../infra/database
 
 const SQL = {
   listEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?`,
-  listEventsByType: `SELECT ${EVENT_COLUMNS} FROM events WHERE type = ? AND id > ? ORDER BY id LIMIT ?`,
+  // the types as one JSON array, so one statement serves any number of them
+  listEventsOfTypes: `SELECT ${EVENT_COLUMNS} FROM events WHERE type IN (SELECT value FROM json_each(?)) AND id > ? ORDER BY id LIMIT ?`,
   purgedThrough: 'SELECT coalesce(max(purged_through), 0) FROM event_retention',
-  purgedThroughOfType: 'SELECT coalesce(max(purged_through), 0) FROM event_retention WHERE type = ?',
+  purgedThroughOfTypes: 'SELECT coalesce(max(purged_through), 0) FROM event_retention WHERE type IN (SELECT value FROM json_each(?))',
   oldestEventId: 'SELECT min(id) FROM events',
   oldestEvents: 'SELECT id, occurred_at FROM events ORDER BY id LIMIT ?',
   newestOfEachType: 'SELECT type, max(id) AS id FROM events WHERE id <= ? GROUP BY type',
@@ -32,7 +33,7 @@ export class SqliteEventStore implements EventStore {
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['purgedThrough', 'purgedThroughOfType', 'oldestEventId'])
+    this.#prepared ??= this.#database.prepare(SQL, ['purgedThrough', 'purgedThroughOfTypes', 'oldestEventId'])
     return this.#prepared
   }
 
@@ -44,10 +45,11 @@ export class SqliteEventStore implements EventStore {
   get #readPage (): Database.Transaction<(query: EventPageQuery) => EventPage> {
     this.#readPagePrepared ??= this.#db.transaction((query: EventPageQuery): EventPage => {
       const statements = this.#statements
-      const rows = (query.type === undefined
+      const types = query.types === undefined ? undefined : JSON.stringify(query.types)
+      const rows = (types === undefined
         ? statements.listEvents.all(query.afterId, query.limit)
-        : statements.listEventsByType.all(query.type, query.afterId, query.limit)) as EventRow[]
-      const purgedThrough = (query.type === undefined ? statements.purgedThrough.get() : statements.purgedThroughOfType.get(query.type)) as number
+        : statements.listEventsOfTypes.all(types, query.afterId, query.limit)) as EventRow[]
+      const purgedThrough = (types === undefined ? statements.purgedThrough.get() : statements.purgedThroughOfTypes.get(types)) as number
       return { events: rows.map(rowToEvent), purgedThrough }
     })
     return this.#readPagePrepared
