@@ -90,6 +90,26 @@ for (const store of testStores()) {
       assert.deepEqual([...firstCreated.events, ...secondCreated.events].map(petOf), [rex, bella])
     })
 
+    test('When listEvents and events.follow are given a list of types, then only events of those types come, the type repeated in every request', async (t) => {
+      const service = await startService(t, { store })
+      const client = clientOf(service)
+      const rex = await client.createPet({ name: 'Rex', categoryId: 1 })
+      const order = await client.placeOrder({ petId: rex.id })
+      await client.updateOrder(order.id, { status: 'cancelled' })
+      await client.createPet({ name: 'Bella', categoryId: 1 })
+      const every = (await client.listEvents({ limit: 100 })).events
+
+      const chosen = await client.listEvents({ type: ['pet.created', 'order.updated'] })
+      const following = startFollowing(client, { type: ['order.created', 'order.updated'], limit: 1 })
+      await waitFor('the two order events', () => following.seen.length === 2)
+      following.controller.abort()
+      await following.done
+
+      assert.deepEqual(chosen.events, every.filter((event) => event.type === 'pet.created' || event.type === 'order.updated'))
+      assert.deepEqual(following.seen, every.filter((event) => event.type.startsWith('order.')))
+      assert.ok(feedRequests(service).slice(-2).every((request) => request.url.includes('type=order.created&type=order.updated')))
+    })
+
     test('When listEvents is given an invalid limit, then PetStoreError carries invalid_request, 400, without a retry', async (t) => {
       const service = await startService(t, { store })
       const client = clientOf(service)

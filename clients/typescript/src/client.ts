@@ -67,7 +67,7 @@ export interface PetStoreClient extends OrderOperations {
   /**
    * One page of the change feed (beta): at most `limit` events (1–100, default 20) with an id above
    * `after` (left out: from the oldest event still retained), in `id` order, optionally only those of
-   * `type`, and `nextAfter`, the position to ask for next. Fails with 410 `events_expired` when events
+   * `type` (one type or a list of them), and `nextAfter`, the position to ask for next. Fails with 410 `events_expired` when events
    * after `after` were already deleted by retention: resynchronize from `listPets`, then follow again.
    */
   listEvents (query?: ListEventsQuery, options?: RequestOptions): Promise<EventPage>
@@ -115,10 +115,11 @@ export function createClient (options: ClientOptions): PetStoreClient {
 
   const listEvents = async (query: ListEventsQuery = {}, requestOptions: RequestOptions = {}): Promise<EventPage> => {
     const url = endpoint(settings, '/events')
-    for (const name of ['after', 'limit', 'type'] as const) {
+    for (const name of ['after', 'limit'] as const) {
       const value = query[name]
       if (value !== undefined) url.searchParams.set(name, String(value))
     }
+    for (const type of typeof query.type === 'string' ? [query.type] : query.type ?? []) url.searchParams.append('type', type)
     const answer = await send(settings, { operation: 'listEvents', method: 'GET', url, signal: requestOptions.signal })
     const events = expectShape(Array.isArray(answer.body), answer.body as PetStoreEvent[], 'listEvents', answer)
     const next = findLink(answer.response.headers.get('link'), 'next', answer.response.url || url.href)

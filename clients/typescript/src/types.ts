@@ -60,11 +60,16 @@ export type PetUpdatedEvent = components['schemas']['PetUpdatedEvent']
 /** The fields a change changed, each with its value before the change. */
 export type PetChanges = components['schemas']['PetChanges']
 
-/** The kinds of event the feed carries: `pet.created`, `pet.updated`. */
+/** The kinds of event the feed carries (`PetStoreEvent['type']`): the pet events and the order events. */
 export type EventType = PetStoreEvent['type']
 
-/** The query of `listEvents`: the position to read after, the page size and the type filter. */
-export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>
+/**
+ * The query of `listEvents`: the position to read after, the page size and the type filter, one type
+ * or several (sent as the parameter repeated, `type=pet.created&type=order.updated`).
+ */
+export type ListEventsQuery = Omit<NonNullable<operations['listEvents']['parameters']['query']>, 'type'> & {
+  type?: EventType | readonly EventType[]
+}
 
 /** One page of `listEvents`. */
 export interface EventPage {

@@ -2284,7 +2284,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new pet, e.g. a UUID, as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; a repeat while the first is still being processed is 409 `idempotency_request_in_progress`.
+                 * @description Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new order, e.g. a UUID, as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; a repeat while the first is still being processed is 409 `idempotency_request_in_progress`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "idempotency-key"?: string;
@@ -3214,10 +3214,13 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only events of this type.
-                 * @example pet.updated
+                 * @description Return only events of these types: repeat the parameter for each (`type=pet.created&type=order.updated`); one `type` is a list of one. Left out: events of every type. The types are `pet.created`, `pet.updated`, `order.created`, `order.updated`; an unknown one is 400 `invalid_request`.
+                 * @example [
+                 *       "pet.created",
+                 *       "order.updated"
+                 *     ]
                  */
-                type?: "pet.created" | "pet.updated" | "order.created" | "order.updated";
+                type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated")[];
             };
             header?: never;
             path?: never;
@@ -3228,7 +3231,7 @@ export interface operations {
             /** @description A page of events (a bare array, possibly empty). */
             200: {
                 headers: {
-                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with `type` when filtered). */
+                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered). */
                     Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3298,7 +3301,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Events after `after` (of the `type` asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`. */
+            /** @description Events after `after` (of the `type`s asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`. */
             410: {
                 headers: {
                     /** @description RFC 8288 link to where the feed resumes after the deleted events: `<…/v1/events?after=…&limit=…>; rel="next"`. Follow it once resynchronized. */
@@ -3368,10 +3371,13 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only events of this type.
-                 * @example pet.updated
+                 * @description Return only events of these types: repeat the parameter for each (`type=pet.created&type=order.updated`); one `type` is a list of one. Left out: events of every type. The types are `pet.created`, `pet.updated`, `order.created`, `order.updated`; an unknown one is 400 `invalid_request`.
+                 * @example [
+                 *       "pet.created",
+                 *       "order.updated"
+                 *     ]
                  */
-                type?: "pet.created" | "pet.updated" | "order.created" | "order.updated";
+                type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated")[];
             };
             header?: never;
             path?: never;
@@ -3382,7 +3388,7 @@ export interface operations {
             /** @description A page of events (a bare array, possibly empty). */
             200: {
                 headers: {
-                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with `type` when filtered). */
+                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered). */
                     Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3413,7 +3419,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Events after `after` (of the `type` asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`. */
+            /** @description Events after `after` (of the `type`s asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`. */
             410: {
                 headers: {
                     /** @description RFC 8288 link to where the feed resumes after the deleted events: `<…/v1/events?after=…&limit=…>; rel="next"`. Follow it once resynchronized. */
