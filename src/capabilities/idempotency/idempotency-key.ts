@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { stringifyJson } from '../../infra/json/exact-json.js'
-import { PATTERN_DESCRIPTION_KEYWORD } from '../../infra/schemas/keywords.js'
-import { IDEMPOTENCY_KEY_PATTERN, IdempotencyKeyHeaderSchema } from './idempotency-header.js'
+import { IDEMPOTENCY_KEY_DESCRIPTION, IDEMPOTENCY_KEY_PATTERN } from './idempotency-header.js'
 
 const VALID_HEADER = new RegExp(IDEMPOTENCY_KEY_PATTERN)
-const WHAT_IS_VALID = IdempotencyKeyHeaderSchema[PATTERN_DESCRIPTION_KEYWORD] as string
+const WHAT_IS_VALID = IDEMPOTENCY_KEY_DESCRIPTION
 
 /**
  * Reads the key out of an `Idempotency-Key` header: the IETF draft's structured-field string

@@ -50,7 +50,7 @@ export class IdempotentCreates {
     })
     switch (claim.outcome) {
       case 'completed': return { status: claim.response.status, created: parseJson(claim.response.body) as T, replayed: true }
-      case 'mismatch': throw new ApiError('idempotency_key_reused', `Idempotency-Key "${key}" was already used with a different request body; use a new key for a new pet.`)
+      case 'mismatch': throw new ApiError('idempotency_key_reused', `Idempotency-Key "${key}" was already used with a different request body; use a new key for a new request.`)
       case 'in_flight': throw new ApiError('idempotency_request_in_progress', `A request with Idempotency-Key "${key}" is still being processed; retry after it finishes.`, { 'retry-after': String(RETRY_AFTER_SECONDS) })
       case 'claimed': break
     }

@@ -5,6 +5,6 @@
 export { idempotency } from './idempotency-plugin.js'
 export { IdempotencyClaimLostError, type IdempotencyCompletion } from './claims.js'
 export { fingerprintOf, parseIdempotencyKey } from './idempotency-key.js'
-export { IDEMPOTENCY_KEY_PATTERN, IdempotencyKeyHeaderSchema } from './idempotency-header.js'
+export { IDEMPOTENCY_KEY_PATTERN, idempotencyKeyHeaderSchema } from './idempotency-header.js'
 export { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
 export { COMPLETE_CLAIM_SQL, RELEASE_HELD_CLAIMS_SQLITE, type IdempotencyStore } from './store/idempotency-store.js'

@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import { PATTERN_DESCRIPTION_KEYWORD } from '../../infra/schemas/keywords.js'
-import { IdempotencyKeyHeaderSchema } from '../idempotency/index.js'
+import { idempotencyKeyHeaderSchema } from '../idempotency/index.js'
 import { ENTITY_TAG_LIST_PATTERN } from '../pets/index.js'
 
 const ENTITY_TAG_LIST_MAX_LENGTH = 4096
 
 /** Request headers of `placeOrder`. */
 export const PlaceOrderHeadersSchema = Type.Object({
-  'idempotency-key': Type.Optional(IdempotencyKeyHeaderSchema)
+  'idempotency-key': Type.Optional(idempotencyKeyHeaderSchema('order'))
 })
 
 /** Request headers of `getOrder`. */

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import { PATTERN_DESCRIPTION_KEYWORD } from '../../infra/schemas/keywords.js'
-import { IdempotencyKeyHeaderSchema } from '../idempotency/index.js'
+import { idempotencyKeyHeaderSchema } from '../idempotency/index.js'
 
 /** Request headers of `createPet` (names in lower case: Node hands them to validation so). */
 export const CreatePetHeadersSchema = Type.Object({
-  'idempotency-key': Type.Optional(IdempotencyKeyHeaderSchema)
+  'idempotency-key': Type.Optional(idempotencyKeyHeaderSchema('pet'))
 })
 
 // room for a list of dozens of tags, well under Node's 16 KiB of headers
