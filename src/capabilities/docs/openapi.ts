@@ -8,6 +8,7 @@ import { REQUEST_TIMEOUT_MS } from '../../infra/http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../../infra/http/request-id.js'
 import { securityHeaders } from '../../infra/http/security.js'
 import { unversionedServers } from '../../infra/http/base-url.js'
+import { EVENT_TYPES } from '../events/index.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/index.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limits/index.js'
 import { DOCS_PREFIX } from './api-reference.js'
@@ -116,10 +117,10 @@ exactly one is made. A change is durable before 200. Retrying a PATCH is safe wi
 \`Idempotency-Key\`: the body states the wanted values, so a repeat changes nothing more.
 
 ## Events (beta)
-\`GET /events\` (\`listEvents\`, marked \`x-stability: beta\`) is the change feed: every change of a pet records exactly one
-event (\`pet.created\`, \`pet.updated\` with the changed fields' previous values) in the same transaction as the change;
-a request that changes nothing records none. Event ids increase in commit order, so a consumer keeps the last id it
-processed and follows the always-present \`Link: <…/v1/events?after=…>; rel="next"\`, pausing when a page is empty.
+\`GET /events\` (\`listEvents\`, marked \`x-stability: beta\`) is the change feed: every change of a pet or an order records
+exactly one event (${EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}; an update carries the changed fields' previous values)
+in the same transaction as the change; a request that changes nothing records none; \`type\`, repeated, keeps only the
+types named. Event ids increase in commit order, so a consumer keeps the last id it processed and follows the always-present \`Link: <…/v1/events?after=…>; rel="next"\`, pausing when a page is empty.
 Events are kept ${config.eventRetentionDays} days on this deployment; asking for events after an id whose successors
 were deleted is 410 \`events_expired\`, and the consumer must resynchronize from \`listPets\`.
 
@@ -184,8 +185,8 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
       servers,
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
-        { name: 'events', description: 'The change feed: every change of a pet, in commit order (beta).' },
-        { name: 'store', description: 'Store orders (not shown in v1).' },
+        { name: 'events', description: 'The change feed: every change of a pet or an order, in commit order (beta).' },
+        { name: 'store', description: 'Store orders: a beta addition to v1.' },
         { name: 'operations', description: 'Health and this document; no key needed.' }
       ],
       components: {
