@@ -1,4 +1,4 @@
-// The layering of src/ (STYLE.md, "What that means here" 2 and 3):
+// The layering of src/ (docs/architecture.md, "The layers"; from the team's shared style guide, kept outside this repository):
 //   src/bin/ → src/app.ts → src/capabilities/<name>/ → src/infra/<name>/
 // `npm run lint:layers` (scripts/lint-layers.js) cruises src/ with these rules and, on the same cruise, fails
 // on any cycle between units (one folder src/infra/<name> or src/capabilities/<name>, subfolders included),

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm run lint:layers`: the layering of src/ (STYLE.md, "What that means here" 3). One cruise of src/ with
-// dependency-cruiser, then two checks on it:
+// `npm run lint:layers`: the layering of src/ (docs/architecture.md, "The layers"; the rule comes from the
+// team's shared style guide, kept outside this repository). One cruise of src/ with dependency-cruiser,
+// then two checks on it:
 // - the rules in .dependency-cruiser.cjs, reported as `depcruise src` reports them;
 // - no cycle between units, a unit being one folder src/infra/<name>, src/capabilities/<name> or src/bin,
 //   subfolders included (any other module of src/ is a unit of its own). dependency-cruiser's own
