@@ -65,7 +65,7 @@ export const ListEventsQuerySchema = Type.Object({
     maxItems: EVENT_TYPES.length,
     style: 'form',
     explode: true,
-    description: `Return only events of these types: repeat the parameter for each (\`type=pet.created&type=order.updated\`); one \`type\` is a list of one. ` +
+    description: 'Return only events of these types: repeat the parameter for each (`type=pet.created&type=order.updated`); one `type` is a list of one. ' +
       `Left out: events of every type. The types are ${EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}; an unknown one is 400 \`invalid_request\`.`,
     examples: [['pet.created', 'order.updated']]
   }))
