@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { NewEvent } from '../../../infra/database/new-event.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
-import { recordPostgresEvents } from '../../../infra/database/postgres/postgres-outbox.js'
+import { CHANGES_LOCK_CTE, recordPostgresEvents, takeChangesLock } from '../../../infra/database/postgres/postgres-outbox.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
@@ -21,19 +21,21 @@ const CLAIM_LOST = Symbol('claim lost')
 
 /**
  * The statements of the PostgreSQL order store. Locks are always taken in one order — the order's row, then
- * the pet's row, then the changes lock, which the outbox's writer takes as it records the events, last (as
- * updatePet takes the pet's row, then the changes lock) — so two changes never wait on each other in a circle.
+ * the pet's row, then the changes lock, then (moving the pet) the `pet_counts` rows, as updatePet takes them —
+ * so two changes never wait on each other in a circle. The changes lock is taken from the outbox's writer
+ * before the pet moves, and again by it as it records the events.
  */
 const SQL = {
   findPetForUpdate: { name: 'petstore-orders-find-pet-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
   // a batch's pets, locked in id order: two batches never hold each other's rows in a circle
   findPetsForUpdate: { name: 'petstore-orders-find-pets-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE` },
-  // a batch's orders, after its pets were locked: the orders inserted in arrival order ($2 the positions), their
-  // pets made pending; an order refused by the index returns no row
+  // a batch's orders, after its pets were locked: the changes lock, the orders inserted in arrival order ($2 the
+  // positions), their pets made pending; an order refused by the index returns no row
   insertOrders: {
     name: 'petstore-insert-orders',
-    text: 'WITH input AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS t (pet_id, position)), ' +
-      "inserted AS (INSERT INTO orders (pet_id, status, placed_at) SELECT input.pet_id, 'placed', $3::timestamptz FROM input ORDER BY input.position " +
+    text: `WITH ${CHANGES_LOCK_CTE}, ` +
+      'input AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS t (pet_id, position)), ' +
+      "inserted AS (INSERT INTO orders (pet_id, status, placed_at) SELECT input.pet_id, 'placed', $3::timestamptz FROM input, ordered ORDER BY input.position " +
       `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}), ` +
       "moved AS (UPDATE pets SET status = 'pending' FROM inserted WHERE pets.id = inserted.pet_id) " +
       `SELECT ${ORDER_COLUMNS} FROM inserted`
@@ -77,8 +79,8 @@ export class PostgresOrderStore implements OrderStore {
   /**
    * One transaction for the batch, four round trips whatever its size: its pets locked in id order (as a
    * pet's change locks its row, then the changes lock), each placement judged on them in arrival order,
-   * the orders inserted and their pets made pending, the events recorded in that order (the outbox's writer
-   * takes the changes lock, last), the claims completed. A batch in which a claim was found lost is rolled back and placed again
+   * the orders inserted and their pets made pending under the changes lock, the events recorded in that order,
+   * the claims completed. A batch in which a claim was found lost is rolled back and placed again
    * one by one, each such placement in a savepoint, so that only those orders are undone.
    */
   async #placeBatch (placements: readonly Placement[]): Promise<Array<ItemOutcome<PlaceOrderOutcome>>> {
@@ -92,6 +94,8 @@ export class PostgresOrderStore implements OrderStore {
       if (grouped !== CLAIM_LOST) return grouped
       return await this.#database.transaction(async (client) => {
         const pets = await lockPets(client, placements)
+        // before any savepoint: a lock taken in one that is rolled back would be let go
+        if (placements.some((placement) => decidePlacement(pets.get(String(placement.petId))?.status).outcome === 'orderable')) await takeChangesLock(client)
         const outcomes: Array<ItemOutcome<PlaceOrderOutcome>> = []
         for (const placement of placements) {
           const outcome = await this.#placeLocked(client, pets, placement)
@@ -210,6 +214,7 @@ export class PostgresOrderStore implements OrderStore {
           const petRows = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [outcome.order.petId] })
           pet = rowToPet(petRows.rows[0] as PetRow)
         }
+        await takeChangesLock(client)
         wrote = true
         await client.query({ ...SQL.setOrderStatus, values: [status, outcome.order.id] })
         const events: NewEvent[] = []

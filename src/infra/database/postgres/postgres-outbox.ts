@@ -20,6 +20,21 @@ export interface ChangeParts {
   alsoNotify?: readonly string[]
 }
 
+/**
+ * The CTE `ordered`, which takes the changes lock: for a statement that must hold it before it changes rows that the
+ * events will follow. A change of pets does (their statement triggers lock the `pet_counts` rows, and every change
+ * takes the changes lock first, then those rows, so that two changes never wait on each other in a circle); the
+ * writer takes it again when it records the events, which costs nothing within one transaction.
+ */
+export const CHANGES_LOCK_CTE = `ordered AS (SELECT ${lockSql(LOCKS.changes)})`
+
+const TAKE_CHANGES_LOCK: Statement = { name: 'petstore-take-changes-lock', text: `SELECT ${lockSql(LOCKS.changes)}` }
+
+/** Takes the changes lock in `client`'s transaction now, as {@link CHANGES_LOCK_CTE} does in a statement of the change. */
+export async function takeChangesLock (client: pg.PoolClient): Promise<void> {
+  await client.query(TAKE_CHANGES_LOCK)
+}
+
 const notifications = (channels: readonly string[]): string => channels.map((channel) => `pg_notify('${channel}', current_schema())`).join(', ')
 
 /**
@@ -35,7 +50,7 @@ export class EventRecordingStatement {
 
   constructor (name: string, { change, events, result, alsoNotify = [] }: ChangeParts) {
     const record = `INSERT INTO events (type, occurred_at, data) SELECT ${events.select} FROM ${events.from}, ordered, notified ORDER BY ${events.orderBy}`
-    const head = `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), notified AS (SELECT ${notifications([EVENTS_RECORDED_CHANNEL, ...alsoNotify])}), ${change}`
+    const head = `WITH ${CHANGES_LOCK_CTE}, notified AS (SELECT ${notifications([EVENTS_RECORDED_CHANNEL, ...alsoNotify])}), ${change}`
     this.#statement = { name, text: result === undefined ? `${head} ${record}` : `${head}, recorded AS (${record}) ${result}` }
   }
 
