@@ -19,7 +19,7 @@ for (const store of testStores()) {
       const fetched = await client.getOrder(order.id)
       const inventory = await client.getInventory()
 
-      assert.deepEqual(order, { id: order.id, petId: rex.id, status: 'placed', placedAt: order.placedAt })
+      assert.deepEqual(order, { id: order.id, petId: rex.id, status: 'placed', placedAt: order.placedAt, metadata: {} })
       assert.deepEqual(page, { orders: [order] })
       assert.deepEqual(fetched.order, order)
       const read = await service.app.inject({ method: 'GET', url: `/v1/store/orders/${order.id}`, headers: service.auth })
@@ -57,15 +57,32 @@ for (const store of testStores()) {
       const error = await petStoreError(() => client.updateOrder(order.id, { status: 'cancelled' }, { ifMatch: etag }))
       const delivered = await client.updateOrder(order.id, { status: 'delivered' }, { ifMatch: approved.etag })
 
-      assert.deepEqual(approved.order, { ...order, status: 'approved' })
+      assert.deepEqual(approved.order, { ...order, status: 'approved', approvedAt: approved.order.approvedAt })
       assert.notEqual(approved.etag, etag)
       assert.equal(error.code, 'precondition_failed')
       assert.equal(error.status, 412)
       assert.equal(error.operation, 'updateOrder')
       assert.equal(error.attempts, 1)
-      assert.deepEqual(delivered.order, { ...order, status: 'delivered' })
+      assert.deepEqual(delivered.order, { ...approved.order, status: 'delivered', deliveredAt: delivered.order.deliveredAt })
       assert.equal(delivered.etag, (await client.getOrder(order.id)).etag)
       assert.deepEqual(await client.getInventory(), { available: 0, pending: 0, sold: 1 })
+    })
+
+    test('When an order is placed with metadata, then updateOrder merges it and a cancellation keeps its reason and time, all typed', async (t) => {
+      const service = await startService(t, { store })
+      const client = clientOf(service)
+      const rex = await client.createPet({ name: 'Rex', categoryId: 1 })
+
+      const order: Order = await client.placeOrder({ petId: rex.id, metadata: { channel: 'web', coupon: 'X1' } })
+      const merged = await client.updateOrder(order.id, { metadata: { coupon: null, gift: 'yes' } })
+      const cancelled = await client.updateOrder(order.id, { status: 'cancelled', cancellationReason: 'Changed their mind.' }, { ifMatch: merged.etag })
+
+      assert.deepEqual(order.metadata, { channel: 'web', coupon: 'X1' })
+      assert.deepEqual(merged.order.metadata, { channel: 'web', gift: 'yes' })
+      const { cancelledAt, cancellationReason }: Pick<Order, 'cancelledAt' | 'cancellationReason'> = cancelled.order
+      assert.equal(cancellationReason, 'Changed their mind.')
+      assert.ok(Date.parse(cancelledAt ?? '') >= Date.parse(order.placedAt))
+      assert.equal(cancelled.order.approvedAt, undefined)
     })
 
     test('When an order cannot be placed or moved, then PetStoreError names the code and status, and nothing changed', async (t) => {

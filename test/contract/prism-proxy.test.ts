@@ -50,6 +50,7 @@ interface TrafficCase {
 const MERGE_PATCH_BODY = { 'content-type': 'application/merge-patch+json' }
 const JSON_BODY = { 'content-type': 'application/json' }
 const REX = JSON.stringify({ name: 'Rex', categoryId: 1 })
+const ORDER_WITH_METADATA = JSON.stringify({ petId: 3, metadata: { channel: 'web', coupon: 'X1' } })
 
 /** A case for each operation that takes a key: the same question asked of all of them. */
 function forEveryOperation (status: number, what: string, headers: (context: TrafficContext) => Record<string, string>, before?: TrafficCase['before']): TrafficCase[] {
@@ -133,12 +134,13 @@ const TRAFFIC: TrafficCase[] = [
     status: 201,
     what: 'an order for an available pet, with an Idempotency-Key',
     before: async ({ api }) => { assert.equal((await api.app.petStore.createPet({ name: 'Kit', categoryId: 3, status: 'available' })).id, 3) },
-    request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: '{"petId":3}' })
+    request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: ORDER_WITH_METADATA })
   },
-  { operation: 'placeOrder', status: 201, what: 'a replay of it', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: '{"petId":3}' }) },
+  { operation: 'placeOrder', status: 201, what: 'a replay of it', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: ORDER_WITH_METADATA }) },
   { operation: 'placeOrder', status: 409, what: 'a pet already ordered', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: '{"petId":3}' }) },
   { operation: 'placeOrder', status: 422, what: 'a pet that does not exist', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: '{"petId":999}' }) },
   { operation: 'placeOrder', status: 422, what: 'an Idempotency-Key reused with another body', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY, 'idempotency-key': 'order-1' }, body: '{"petId":2}' }) },
+  { operation: 'placeOrder', status: 400, what: 'a metadata key too long', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: JSON.stringify({ petId: 3, metadata: { ['k'.repeat(41)]: 'v' } }) }) },
   { operation: 'placeOrder', status: 400, what: 'an unknown field', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: '{"petId":3,"quantity":2}' }) },
   { operation: 'placeOrder', status: 403, what: 'a read key', request: ({ readKey }) => ({ method: 'POST', path: '/store/orders', headers: { ...readKey, ...JSON_BODY }, body: '{"petId":3}' }) },
   { operation: 'placeOrder', status: 413, what: 'a body over 16 KiB', request: ({ auth }) => ({ method: 'POST', path: '/store/orders', headers: { ...auth, ...JSON_BODY }, body: JSON.stringify({ petId: 3, pad: 'x'.repeat(20_000) }) }) },
@@ -152,6 +154,8 @@ const TRAFFIC: TrafficCase[] = [
   { operation: 'getOrder', status: 404, what: 'an id no order has', request: ({ auth }) => ({ method: 'GET', path: '/store/orders/999', headers: auth }) },
   { operation: 'updateOrder', status: 403, what: 'a read key', request: ({ readKey }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...readKey, ...MERGE_PATCH_BODY }, body: '{"status":"approved"}' }) },
   { operation: 'updateOrder', status: 200, what: 'an order approved', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"approved"}' }) },
+  { operation: 'updateOrder', status: 200, what: 'metadata merged: one key set, one removed', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"metadata":{"channel":"phone","coupon":null}}' }) },
+  { operation: 'updateOrder', status: 400, what: 'a cancellationReason without the move to cancelled', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"cancellationReason":"why"}' }) },
   { operation: 'updateOrder', status: 400, what: 'a status outside the enum', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"shipped"}' }) },
   { operation: 'updateOrder', status: 404, what: 'an id no order has', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/999', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"approved"}' }) },
   { operation: 'updateOrder', status: 409, what: 'an approved order placed again', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"placed"}' }) },
@@ -159,6 +163,7 @@ const TRAFFIC: TrafficCase[] = [
   { operation: 'updateOrder', status: 413, what: 'a body over 16 KiB', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: JSON.stringify({ status: 'x'.repeat(20_000) }) }) },
   { operation: 'updateOrder', status: 415, what: 'a body that is not JSON', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, 'content-type': 'text/plain' }, body: 'approved' }) },
   { operation: 'updatePet', status: 409, what: 'the status of a pet with an open order', request: ({ auth }) => ({ method: 'PATCH', path: '/pets/3', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"sold"}' }) },
+  { operation: 'updateOrder', status: 200, what: 'an order cancelled with a reason', request: ({ auth }) => ({ method: 'PATCH', path: '/store/orders/1', headers: { ...auth, ...MERGE_PATCH_BODY }, body: '{"status":"cancelled","cancellationReason":"Changed their mind."}' }) },
   { operation: 'getInventory', status: 200, what: 'the counts by status', request: ({ auth }) => ({ method: 'GET', path: '/store/inventory', headers: auth }) },
   { operation: 'getInventory', status: 400, what: 'a query parameter', request: ({ auth }) => ({ method: 'GET', path: '/store/inventory?status=sold', headers: auth }) },
   { operation: 'listEvents', status: 200, what: 'every event so far (both types)', request: ({ auth }) => ({ method: 'GET', path: '/events', headers: auth }) },

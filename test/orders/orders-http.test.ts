@@ -33,7 +33,8 @@ for (const store of testStores()) {
 
       assert.equal(res.statusCode, 201, res.body)
       const order = res.json<Order>()
-      assert.deepEqual(Object.keys(order).sort(), ['id', 'petId', 'placedAt', 'status'])
+      assert.deepEqual(Object.keys(order).sort(), ['id', 'metadata', 'petId', 'placedAt', 'status'])
+      assert.deepEqual(order.metadata, {})
       assert.equal(order.petId, pet.id)
       assert.equal(order.status, 'placed')
       assert.match(order.placedAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
@@ -117,7 +118,7 @@ for (const store of testStores()) {
 
       const approved = await patchOrder(api, order.id, { status: 'approved' })
       assert.equal(approved.statusCode, 200, approved.body)
-      assert.deepEqual(approved.json(), { ...order, status: 'approved' })
+      assert.deepEqual(approved.json(), { ...order, status: 'approved', approvedAt: approved.json<Order>().approvedAt })
       assert.equal(approved.headers.etag, (await getOrder(api, order.id)).headers.etag)
       assert.equal(await petStatus(api, pet.id), 'pending')
 
@@ -203,11 +204,14 @@ for (const store of testStores()) {
   })
 
   describe(`orders and pets together (${store})`, () => {
-    test('When a pet has an open order, then updatePet changing its status is 409 pet_has_open_order, while other fields still change', async (t) => {
+    test('When a pet has an open order, then updatePet changing its status is 409 pet_has_open_order naming the order, while other fields still change', async (t) => {
       const api = await buildTestApp(t, { store })
+      const other = await createdPet(api, { name: 'Bo', categoryId: 1 })
+      await placedOrder(api, other.id)
       const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
       const order = await placedOrder(api, pet.id)
-      assertError(await patchPet(api, pet.id, { status: 'sold' }), 'pet_has_open_order', 'open order')
+      assertError(await patchPet(api, pet.id, { status: 'sold' }), 'pet_has_open_order', `open order ${order.id},`)
+      assertError(await patchPet(api, pet.id, { status: 'sold' }), 'pet_has_open_order', `PATCH /v1/store/orders/${order.id}`)
       assertError(await patchPet(api, pet.id, { status: 'available', name: 'Max' }), 'pet_has_open_order')
       const renamed = await patchPet(api, pet.id, { name: 'Max', status: 'pending' })
       assert.equal(renamed.statusCode, 200, renamed.body)

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
 import type { WebhookAttemptRecord } from '../../src/capabilities/webhooks/store/webhook-delivery-log.js'
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
+import type { LogStream } from '../../src/infra/logging/logging.js'
 import { buildTestApp, createdPet, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
 import { followFeed } from '../helpers/events.js'
+import { captureLogs } from '../helpers/log-capture.js'
 import { childEnv, runCli } from '../helpers/processes.js'
 import { endpointState, eventually } from '../helpers/webhook-endpoints.js'
 import { webhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver.js'
@@ -22,10 +24,11 @@ interface Running {
   attempts: () => Promise<WebhookAttemptRecord[]>
 }
 
-/** An app whose retry schedule is `schedule`, with one endpoint for pet.created on `receiver`. */
-async function running (t: TestContext, store: StoreKind, receiver: WebhookReceiver, schedule: string): Promise<Running> {
-  const api = await buildTestApp(t, { store, env: { ...ENV, WEBHOOK_RETRY_SCHEDULE: schedule } })
-  const { id } = await api.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url: receiver.url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
+/** An app whose retry schedule is `schedule`, with one endpoint for pet.created on `receiver` (`url` at it), its log in `logStream`. */
+async function running (t: TestContext, store: StoreKind, receiver: WebhookReceiver, schedule: string, options: { url?: string, logStream?: LogStream } = {}): Promise<Running> {
+  const api = await buildTestApp(t, { store, env: { ...ENV, WEBHOOK_RETRY_SCHEDULE: schedule }, ...(options.logStream === undefined ? {} : { logStream: options.logStream }) })
+  const url = options.url ?? receiver.url
+  const { id } = await api.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
   const env = childEnv({ DATABASE_URL: api.databaseUrl, LOG_LEVEL: 'silent' })
   return {
     api,
@@ -116,10 +119,12 @@ for (const store of testStores()) {
       assert.ok(at(next.attemptedAt) < at(failed.nextAttemptAt), 'the next event waited for the failed one\'s retry')
     })
 
-    test('When a receiver answers 410 Gone, then the endpoint is disabled, and `webhooks list` and `webhooks deliveries` say so', async (t) => {
+    test('When a receiver answers 410 Gone, then the endpoint is disabled, the log says so at warn naming its id and URL (without its query), and `webhooks list` and `webhooks deliveries` say so', async (t) => {
       const receiver = await webhookReceiver(t)
       receiver.answer(() => 410)
-      const endpoint = await running(t, store, receiver, '100ms')
+      const logs = captureLogs()
+      // a receiver that takes a token in its query: no log line may show it
+      const endpoint = await running(t, store, receiver, '100ms', { url: `${receiver.url}?token=not-for-the-log`, logStream: logs.stream })
       const env = childEnv({ DATABASE_URL: endpoint.api.databaseUrl, LOG_LEVEL: 'silent' })
 
       await createdPet(endpoint.api, { name: 'Rex', categoryId: 1 })
@@ -138,6 +143,11 @@ for (const store of testStores()) {
       // past the retry the schedule set, and a few polls more: it would have been sent by now
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, at(gone.nextAttemptAt) + 200 - Date.now())))
       assert.equal(receiver.received.length, 1, 'nothing more was sent to a disabled endpoint')
+      const lines = logs.records().filter((record) => record.endpointId === endpoint.id)
+      const disabled = lines.filter((record) => record.msg === `webhook endpoint ${endpoint.id} (${receiver.url}) disabled: it answered 410 Gone; its deliveries wait for webhooks enable ${endpoint.id}`)
+      assert.deepEqual(disabled.map((record) => [record.level, record.url, record.disabled]), [[40, receiver.url, true]], 'one warn line naming the endpoint')
+      assert.ok(!lines.some((record) => record.level === 30 && /retrying later/.test(String(record.msg))), 'the 410 logged at info as retrying later')
+      assert.ok(!logs.lines.some((line) => line.includes('not-for-the-log')), 'the URL\'s query reached the log')
     })
   })
 }

@@ -209,15 +209,34 @@ for (const kind of testStores()) {
       await webhooks.releaseWebhookEndpoint(claimed, now)
       const whileDisabled = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b', true)
       const disabledAt = (await webhooks.listWebhookEndpoints())[0]?.disabledAt
-      const enabled = await webhooks.enableWebhookEndpoint(id)
+      const enabled = await webhooks.updateWebhookEndpoint(id, { enabled: true }, now)
       const afterEnabling = await webhooks.claimWebhookEndpoint(later(now, 5_000), LEASE_MS, 'token-b', true)
 
       assert.equal(whileDisabled, undefined)
       assert.equal(disabledAt, now.toISOString())
-      assert.equal(enabled, true)
+      assert.deepEqual([enabled?.before.disabledAt, enabled?.after.disabledAt], [now.toISOString(), null])
       assert.equal((await webhooks.listWebhookEndpoints())[0]?.disabledAt, null)
       assert.deepEqual({ id: afterEnabling?.id, failingSince: afterEnabling?.failingSince }, { id, failingSince: null })
-      assert.equal(await webhooks.enableWebhookEndpoint(id + 1000), false)
+      assert.equal(await webhooks.updateWebhookEndpoint(id + 1000, { enabled: true }, now), undefined)
+    })
+
+    test('When an endpoint\'s event types are changed, then its deliveries of a type no longer wanted are dropped, waiting and given up alike, and the others kept', async (t) => {
+      const { store, events, webhooks } = await openFresh(t, kind)
+      const id = await addEndpoint(webhooks)
+      const petId = await createPet(store)
+      await store.updatePet(petId, { status: 'pending' })
+      await createPet(store, 'Max')
+      const [, updated] = await eventIds(events)
+      const now = new Date()
+      const claimed = await claim(webhooks, now)
+      await webhooks.scheduleWebhookDeliveries(claimed, 100)
+      await webhooks.recordWebhookAttempts(claimed, [{ eventId: updated ?? 0, outcome: { ...SENT, delivered: false, error: 'answered 500', retryAt: undefined, disable: false } }], now)
+      await webhooks.releaseWebhookEndpoint(claimed, now)
+
+      const changed = await webhooks.updateWebhookEndpoint(id, { eventTypes: ['pet.created'] }, now)
+
+      assert.deepEqual([changed?.before.waiting, changed?.before.failed], [2, 1])
+      assert.deepEqual([changed?.after.eventTypes, changed?.after.waiting, changed?.after.failed], [['pet.created'], 2, 0], 'the given-up pet.updated is dropped, the two pet.created kept')
     })
 
     test('When a secret is rotated, then both secrets sign until the given time, and the new one alone after it', async (t) => {

@@ -99,7 +99,9 @@ for (const store of testStores()) {
         [['webhooks', 'add', 'https://93.184.215.14/a', 'https://93.184.215.14/b'], /needs one URL/],
         [['webhooks', 'remove', 'abc'], /needs the numeric id/],
         [['webhooks', 'rotate-secret'], /needs the numeric id/],
-        [['webhooks', 'frobnicate'], /unknown webhooks action "frobnicate"; the actions are add, list, remove, rotate-secret, enable, test, deliveries or retry/],
+        [['webhooks', 'update', '--name', 'shop'], /webhooks update needs the numeric id/],
+        [['webhooks', 'disable'], /webhooks disable needs the numeric id/],
+        [['webhooks', 'frobnicate'], /unknown webhooks action "frobnicate"; the actions are add, list, update, remove, rotate-secret, disable, enable, test, deliveries or retry/],
         [['webhooks', 'test'], /webhooks test needs the numeric id/],
         [['webhooks', 'test', '1', '2'], /webhooks test needs the numeric id/],
         [['webhooks', 'deliveries', '0'], /webhooks deliveries needs the numeric id/],
@@ -134,7 +136,7 @@ for (const store of testStores()) {
 
     test('When a command names an endpoint that does not exist, then it says so, naming the database, exits 1 and changes nothing', async (t) => {
       const cli = await cliOnFreshDatabase(t, store)
-      for (const args of [['remove', '7'], ['rotate-secret', '7'], ['enable', '7'], ['test', '7'], ['deliveries', '7'], ['deliveries', '7', '--failed', '--limit', '3', '--json'], ['retry', '7', '--json']]) {
+      for (const args of [['remove', '7'], ['rotate-secret', '7'], ['update', '7', '--name', 'shop'], ['disable', '7'], ['enable', '7'], ['test', '7'], ['deliveries', '7'], ['deliveries', '7', '--failed', '--limit', '3', '--json'], ['retry', '7', '--json']]) {
         const result = await cli.run('webhooks', ...args)
         assert.equal(result.code, 1, `${args.join(' ')}: ${result.stdout}${result.stderr}`)
         assert.equal(result.stderr.trim(), `petstore: no webhook endpoint has id 7 in ${cli.database}`, args.join(' '))
@@ -151,13 +153,46 @@ for (const store of testStores()) {
       const enabled = await cli.run('webhooks', 'enable', String(id), '--json')
       const removed = await cli.run('webhooks', 'remove', String(id), '--json')
 
-      assert.deepEqual(JSON.parse(enabled.stdout), { database: cli.database, id, enabled: true })
+      assert.deepEqual(JSON.parse(enabled.stdout), { database: cli.database, id, enabled: true, changed: false })
       assert.deepEqual(JSON.parse(removed.stdout), { database: cli.database, id, removed: true })
+    })
+
+    test('When update is given an unknown event type, an empty name or nothing to change, then it names the problem, exits 2 and the endpoint is unchanged; the same values again change nothing and say so', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store)
+      const added = await cli.run('webhooks', 'add', 'https://93.184.215.14/hooks', '--events', 'pet.updated', '--name', 'mailer', '--json')
+      const { endpoint: { id } } = JSON.parse(added.stdout) as { endpoint: { id: number } }
+      const before = await listJson(cli)
+      const cases: Array<[string[], RegExp]> = [
+        [['--events', 'pet.created,pet.deleted'], /^petstore: webhooks update: --events must be a comma-separated list of .*; "pet\.deleted" is not an event type$/m],
+        [['--events', ''], /^petstore: webhooks update: --events must be a comma-separated list of /m],
+        [['--name', '  '], /^petstore: webhooks update: --name must have 1 to 100 characters$/m],
+        [['--name', 'x'.repeat(101)], /^petstore: webhooks update: --name must have 1 to 100 characters$/m],
+        [[], /^petstore: webhooks update: nothing to change: give --events, --name or both$/m],
+        [['--json'], /nothing to change/]
+      ]
+      for (const [options, message] of cases) {
+        const result = await cli.run('webhooks', 'update', String(id), ...options)
+        assert.equal(result.code, 2, `${options.join(' ')}: ${result.stdout}${result.stderr}`)
+        assert.match(result.stderr, message, options.join(' '))
+        assert.equal(result.stdout, '')
+      }
+      assert.deepEqual(await listJson(cli), before, 'a refused update changed the endpoint')
+
+      const same = await cli.run('webhooks', 'update', String(id), '--events', 'pet.updated', '--name', ' mailer ')
+      const changed = await cli.run('webhooks', 'update', String(id), '--events', 'pet.updated,pet.created', '--json')
+
+      assert.equal(same.code, 0, same.stderr)
+      assert.match(same.stdout, new RegExp(`^Webhook endpoint ${id} in .* already has that name and those event types; nothing to do\\.$`, 'm'))
+      assert.equal(changed.code, 0, changed.stderr)
+      const document = JSON.parse(changed.stdout) as { database: string, id: number, changed: boolean, endpoint: Record<string, unknown> }
+      assert.deepEqual({ database: document.database, id: document.id, changed: document.changed, eventTypes: document.endpoint.eventTypes, name: document.endpoint.name },
+        { database: cli.database, id, changed: true, eventTypes: ['pet.created', 'pet.updated'], name: 'mailer' })
+      assert.doesNotMatch(changed.stdout, /whsec_/)
     })
 
     test('When --help is asked of any webhooks command, then it prints that command\'s usage and exits 0', async (t) => {
       const cli = await cliOnFreshDatabase(t, store)
-      for (const action of ['add', 'list', 'remove', 'rotate-secret', 'enable', 'test', 'deliveries', 'retry']) {
+      for (const action of ['add', 'list', 'update', 'remove', 'rotate-secret', 'disable', 'enable', 'test', 'deliveries', 'retry']) {
         const result = await cli.run('webhooks', action, '--help')
         assert.equal(result.code, 0, result.stderr)
         assert.match(result.stdout, new RegExp(`^Usage: petstore webhooks ${action}`))

@@ -156,6 +156,7 @@ for (const store of testStores()) {
       const redelivered = (await receiver.waitFor(9)).slice(6)
       assert.deepEqual(ids(redelivered).map(Number), events, 'oldest first')
       await eventually(async () => (await attempts(setup, id, '--limit', '3')).every(({ result }) => result === 'delivered'), 'the deliveries are logged')
+      assert.deepEqual((await attempts(setup, id, '--limit', '3')).map(({ attempt }) => attempt), [3, 3, 3], 'after webhooks retry the attempt numbers go on from 2, not from 1')
       const [endpoint] = (await json<{ endpoints: Array<{ waiting: number, failed: number }> }>(setup, 'webhooks', 'list')).endpoints
       assert.deepEqual({ waiting: endpoint?.waiting, failed: endpoint?.failed }, { waiting: 0, failed: 0 })
       assert.deepEqual(await json(setup, 'webhooks', 'retry', String(id)), { database: setup.database, id, requeued: 0, expired: 0, disabled: false })

@@ -63,9 +63,11 @@ export class ModelOracle {
     }
     const unknown = this.#unknownQueryParameter(operation, sent)
     if (unknown !== undefined) {
-      // query validation comes after the body is parsed and validated: a body that fails first decides the answer
+      // query validation comes after the body is parsed and validated: a body that fails first decides the answer, and a
+      // valid body under a content type a server may read either way (unsure) may still be refused as it is read (415)
       const verdict = operation.bodySchema === undefined ? undefined : this.#judgeBody(request, operation, sent)
-      expect(verdict?.kind === 'expect' ? verdict.statuses : [400], `query parameter ${JSON.stringify(shorten(unknown, 40))} is not documented`)
+      const statuses = verdict?.kind === 'expect' ? verdict.statuses : verdict?.kind === 'unsure' ? [400, 415] : [400]
+      expect(statuses, `query parameter ${JSON.stringify(shorten(unknown, 40))} is not documented`)
       return problems
     }
     switch (operation.id) {

@@ -10,7 +10,7 @@ export const ORDER_UPDATED_EXAMPLE = {
   id: 44,
   type: 'order.updated',
   occurredAt: '2026-11-25T10:02:00.000Z',
-  data: { order: { ...ORDER_EXAMPLE, status: 'approved' }, previousStatus: ORDER_EXAMPLE.status }
+  data: { order: { ...ORDER_EXAMPLE, status: 'approved', approvedAt: '2026-11-25T10:02:00.000Z' }, previousStatus: ORDER_EXAMPLE.status }
 } as const
 
 export const OrderCreatedEventSchema = Type.Object({
@@ -29,17 +29,18 @@ export const OrderCreatedEventSchema = Type.Object({
 
 export const OrderUpdatedEventSchema = Type.Object({
   id: eventIdSchema({ description: EVENT_ID_DESCRIPTION, examples: [ORDER_UPDATED_EXAMPLE.id] }),
-  type: Type.Literal('order.updated', { description: 'An order\'s status changed (`updateOrder`).' }),
+  type: Type.Literal('order.updated', { description: 'An order\'s status or metadata changed (`updateOrder`).' }),
   occurredAt: Type.Unsafe<string>(occurredAtSchema),
   data: Type.Object({
     order: Type.Ref(OrderSchema),
-    previousStatus: orderStatusSchema({ description: 'The order\'s status before the change.' })
+    previousStatus: orderStatusSchema({ description: 'The order\'s status before the change (equal to `order.status` when only its metadata changed).' })
   }, { additionalProperties: false, description: 'The order after the change, and its status before it.' })
 }, {
   $id: 'OrderUpdatedEvent',
   additionalProperties: false,
-  description: 'An order\'s status changed. Recorded in the transaction of the change, beside the `pet.updated` of its pet when the pet\'s status moved ' +
-    '(`delivered`: sold; `cancelled`: available). A request that changes nothing records none.',
+  description: 'An order\'s status or metadata changed; `data.order` carries it whole (its times, `cancellationReason`, `metadata`). Recorded in the ' +
+    'transaction of the change, beside the `pet.updated` of its pet when the pet\'s status moved (`delivered`: sold; `cancelled`: available). ' +
+    'A request that changes nothing records none.',
   examples: [ORDER_UPDATED_EXAMPLE]
 })
 

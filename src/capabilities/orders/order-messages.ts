@@ -19,3 +19,14 @@ export function orderInvalidTransitionMessage (orderId: Int64, from: OrderStatus
   const why = next.length === 0 ? `"${from}" is final` : `from "${from}" it can only become ${next.map((status) => `"${status}"`).join(' or ')}`
   return `Order ${orderId} is "${from}" and cannot become "${to}": ${why}.`
 }
+
+export const cancellationReasonWithoutCancelMessage = (): string =>
+  'body: field "cancellationReason" is accepted only with "status": "cancelled" (the move to "cancelled"); nothing changed.'
+
+export function cancellationReasonRefusedMessage (orderId: Int64, reason: string | undefined): string {
+  const had = reason === undefined ? 'without a reason' : 'with another reason'
+  return `body: field "cancellationReason": order ${orderId} is already "cancelled" (${had}); the reason is given on the move to "cancelled" and not changed afterwards. Nothing changed.`
+}
+
+export const tooManyMetadataKeysMessage = (keys: number, max: number): string =>
+  `body: field "metadata": after this patch the order would have ${keys} keys, but at most ${max} are allowed; remove keys with null. Nothing changed.`

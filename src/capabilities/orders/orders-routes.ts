@@ -7,7 +7,9 @@ import { allowOnly } from '../../infra/http/method-not-allowed.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER } from '../../infra/schemas/responses.js'
 import { fingerprintOf, parseIdempotencyKey } from '../idempotency/index.js'
 import { PAGE_LIMIT_DEFAULT } from '../pets/index.js'
+import { sendTagged, serializeOrder } from './order-answers.js'
 import { GetOrderHeadersSchema, PlaceOrderHeadersSchema } from './order-headers.js'
+import { sortedMetadata } from './order-metadata.js'
 import { orderedPetNotFoundMessage, orderNotFoundMessage, petNotAvailableMessage } from './order-messages.js'
 import { InventorySchema, ListOrdersQuerySchema, NewOrderSchema, ORDER_EXAMPLE, OrderIdParamsSchema, OrderSchema, OrdersSchema, type Order } from './order-schemas.js'
 import type { PlaceOrderOutcome } from './order-decisions.js'
@@ -83,20 +85,22 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Order a pet (beta)',
       description: 'Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and ' +
         '`order.created` and the pet\'s `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database ' +
-        'enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent.',
+        'enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent. ' +
+        'The 201 carries the order\'s `ETag` (as `getOrder` would give it), so the order can be changed at once with `If-Match`.',
       'x-stability': 'beta',
       headers: PlaceOrderHeadersSchema,
       body: Type.Ref(NewOrderSchema),
       response: {
         201: {
           ...Type.Ref(OrderSchema),
-          description: 'Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got).',
+          description: 'Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got, with the tag of the order as it was then).',
           headers: {
+            ETag: { ...ETAG_HEADER, description: 'Strong entity tag of the order in this answer, the one `getOrder` gives it: send it in `If-Match` to make an `updateOrder` conditional.' },
             Location: { type: 'string', description: 'Path of the new order: `/v1/store/orders/{id}`.', pattern: '^/v1/store/orders/[1-9][0-9]{0,18}$', maxLength: 36, example: '/v1/store/orders/7' },
             'Idempotent-Replayed': { type: 'string', description: '`true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was placed.', enum: ['true'], example: 'true' }
           }
         },
-        400: errorResponse('The body is missing `petId`, has an invalid value or an unknown field, the `Idempotency-Key` header is malformed, ' +
+        400: errorResponse('The body is missing `petId`, has an invalid value (`metadata` beyond its limits: the message names the key, as `metadata.channel`) or an unknown field, the `Idempotency-Key` header is malformed, ' +
           'a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`).', undefined, {
           invalid_request: 'body: field "petId" is required',
           malformed_json: 'The request body is not valid JSON: Unexpected end of JSON input'
@@ -113,20 +117,24 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { petId } = request.body
-    const place = async (completing?: Parameters<typeof app.orderStore.placeOrder>[1]): Promise<Order> => {
-      const outcome = await app.orderStore.placeOrder(petId, completing)
+    const metadata = sortedMetadata(request.body.metadata ?? {})
+    const place = async (completing?: Parameters<typeof app.orderStore.placeOrder>[2]): Promise<Order> => {
+      const outcome = await app.orderStore.placeOrder(petId, metadata, completing)
       if (outcome.outcome !== 'placed') throw refusal(petId, outcome)
       return outcome.order
     }
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'])
     if (idempotencyKey === undefined || request.apiKey === null) {
       const order = await place()
-      return reply.code(201).header('location', `/v1/store/orders/${order.id}`).send(order)
+      reply.code(201).header('location', `/v1/store/orders/${order.id}`)
+      return sendTagged(reply, serializeOrder(reply, order))
     }
-    const { status, created: order, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey,
-      fingerprintOf(['placeOrder', petId]), place)
+    // empty metadata is no metadata, and a key used before orders had metadata still matches its body
+    const fingerprint = Object.keys(metadata).length === 0 ? ['placeOrder', petId] : ['placeOrder', petId, metadata]
+    const { status, created: order, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey, fingerprintOf(fingerprint), place)
     if (replayed) reply.header('idempotent-replayed', 'true')
-    return reply.code(status).header('location', `/v1/store/orders/${order.id}`).send(order)
+    reply.code(status).header('location', `/v1/store/orders/${order.id}`)
+    return sendTagged(reply, serializeOrder(reply, order))
   })
 
   app.get('/store/orders/:orderId', {

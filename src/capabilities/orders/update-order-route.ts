@@ -1,26 +1,18 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { acceptMergePatchBodies, BODY_TOO_LARGE_MESSAGE, MERGE_PATCH_MEDIA_TYPES, MERGE_PATCH_ONLY_MESSAGE } from '../../infra/http/content-types.js'
 import { ifMatchMatches, strongEtag } from '../../infra/http/etag.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../../infra/schemas/responses.js'
 import { UpdateOrderHeadersSchema } from './order-headers.js'
-import { orderInvalidTransitionMessage, orderNotFoundMessage, orderPreconditionFailedMessage } from './order-messages.js'
+import { sendTagged, serializeOrder } from './order-answers.js'
+import {
+  cancellationReasonRefusedMessage, cancellationReasonWithoutCancelMessage, orderInvalidTransitionMessage, orderNotFoundMessage, orderPreconditionFailedMessage,
+  tooManyMetadataKeysMessage
+} from './order-messages.js'
+import { METADATA_MAX_KEYS } from './order-metadata.js'
 import { ORDER_EXAMPLE, ORDER_STATUSES, OrderIdParamsSchema, OrderPatchSchema, OrderSchema, type Order } from './order-schemas.js'
 import { describeOrderTransitions, PET_STATUS_OF_ORDER } from './order-transitions.js'
-
-/** An order as the route's own 200 serializer writes it: the bytes that are sent, and tagged. */
-function serializeOrder (reply: FastifyReply, order: Order): string {
-  const body = reply.serialize(order)
-  if (typeof body !== 'string') throw new Error('the Order serializer did not produce text')
-  return body
-}
-
-/** Sends a serialized order with its strong ETag. */
-function sendTagged (reply: FastifyReply, body: string): FastifyReply {
-  return reply.header('etag', strongEtag(body)).type('application/json; charset=utf-8').send(body)
-}
 
 /** `PATCH /store/orders/{orderId}` (updateOrder, beta): moves an order's status, and its pet's with it, with `If-Match`. */
 const updateOrder: FastifyPluginAsyncTypebox = async (app) => {
@@ -31,10 +23,12 @@ const updateOrder: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'updateOrder',
       tags: ['store'],
       summary: 'Move an order (beta)',
-      description: 'Changes the order\'s `status` — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — and answers ' +
+      description: 'Changes the order\'s `status` and `metadata` — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — and answers ' +
         `the order as it now is, with its \`ETag\`. Transitions: ${describeOrderTransitions()}; \`delivered\` and \`cancelled\` are final. ` +
         `The pet moves with it in the same transaction: \`delivered\` makes it \`${PET_STATUS_OF_ORDER.delivered}\`, \`cancelled\` \`${PET_STATUS_OF_ORDER.cancelled}\`; ` +
-        '`order.updated` and the pet\'s `pet.updated` are recorded. Setting the status the order already has changes nothing. ' +
+        '`order.updated` and the pet\'s `pet.updated` are recorded. A move sets the time of the new status (`approvedAt`, `deliveredAt`, `cancelledAt`); ' +
+        'the move to `cancelled` may carry a `cancellationReason`. A patch of `metadata` alone records `order.updated` and leaves the pet alone. ' +
+        'Setting the status the order already has, or metadata it already has, changes nothing and records nothing. ' +
         'With `If-Match`, the change is made only if the order still has that tag (else 412). The change is durable before 200 is sent.',
       'x-stability': 'beta',
       consumes: [...MERGE_PATCH_MEDIA_TYPES],
@@ -43,8 +37,9 @@ const updateOrder: FastifyPluginAsyncTypebox = async (app) => {
       body: Type.Ref(OrderPatchSchema),
       response: {
         200: { ...Type.Ref(OrderSchema), description: 'The order as it now is.', headers: { ETag: ETAG_HEADER } },
-        400: errorResponse('`orderId` is not a positive integer, the body is not a valid patch (`status` missing or not a status, `null`, or an unknown field), ' +
-          'or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`).', undefined,
+        400: errorResponse('`orderId` is not a positive integer, the body is not a valid patch (`status` not a status, `null` where a value is needed, ' +
+          '`metadata` beyond its limits, also after the merge, `cancellationReason` without the move to `cancelled`, or an unknown field), ' +
+          'or `If-Match` is malformed (`invalid_request`, naming the field); or the body is not JSON (`malformed_json`). Nothing changed.', undefined,
         { invalid_request: `body: field "status" must be one of ${ORDER_STATUSES.map((status) => JSON.stringify(status)).join(', ')}` }),
         404: errorResponse('No order has this id (`order_not_found`).', undefined, { order_not_found: orderNotFoundMessage(ORDER_EXAMPLE.id) }),
         409: errorResponse(`The order cannot move from its status to the one asked for (\`invalid_transition\`): only ${describeOrderTransitions()} are allowed. Nothing changed.`,
@@ -62,11 +57,15 @@ const updateOrder: FastifyPluginAsyncTypebox = async (app) => {
     const ifMatch = request.headers['if-match']
     // the tag of the order as it is inside the store's transaction, made exactly as the answer's (and getOrder's)
     const precondition = ifMatch === undefined ? undefined : (current: Order) => ifMatchMatches(ifMatch, strongEtag(serializeOrder(reply, current)))
-    const result = await app.orderStore.updateOrder(orderId, request.body.status, precondition)
+    const { status, cancellationReason, metadata } = request.body
+    if (cancellationReason !== undefined && status !== 'cancelled') throw new ApiError('invalid_request', cancellationReasonWithoutCancelMessage())
+    const result = await app.orderStore.updateOrder(orderId, { status, cancellationReason, metadata }, precondition)
     switch (result.outcome) {
       case 'not_found': throw new ApiError('order_not_found', orderNotFoundMessage(orderId))
       case 'precondition_failed': throw new ApiError('precondition_failed', orderPreconditionFailedMessage(orderId))
       case 'invalid_transition': throw new ApiError('invalid_transition', orderInvalidTransitionMessage(orderId, result.from, result.to))
+      case 'cancellation_reason_refused': throw new ApiError('invalid_request', cancellationReasonRefusedMessage(orderId, result.reason))
+      case 'too_many_metadata_keys': throw new ApiError('invalid_request', tooManyMetadataKeysMessage(result.keys, METADATA_MAX_KEYS))
     }
     return sendTagged(reply, serializeOrder(reply, result.order))
   })

@@ -14,19 +14,22 @@ export type PetUpdateOutcome =
   | { outcome: 'not_found' }
   | { outcome: 'precondition_failed' }
   | { outcome: 'invalid_transition', from: PetStatus, to: PetStatus }
-  /** The patch changes the status of a pet whose open order holds it (orders decide it then). */
-  | { outcome: 'pet_has_open_order', status: PetStatus }
+  /** The patch changes the status of a pet whose open order (`orderId`) holds it (orders decide it then). */
+  | { outcome: 'pet_has_open_order', status: PetStatus, orderId: number }
 
 /**
  * The one rule of an update, shared by both stores, judged on the pet as the store's transaction
  * read it: a missing pet first (a precondition means nothing without one), then `If-Match`, then an open
- * order (`hasOpenOrder` asks the same transaction; asked only when the patch changes the status), then the
+ * order (`openOrderId` asks the same transaction for its id; asked only when the patch changes the status), then the
  * status transition. Fields the patch leaves out keep their value.
  */
-export function decidePetUpdate (current: Pet | undefined, patch: PetPatch, precondition?: PetPrecondition, hasOpenOrder: () => boolean = () => false): PetUpdateOutcome {
+export function decidePetUpdate (current: Pet | undefined, patch: PetPatch, precondition?: PetPrecondition, openOrderId: () => number | undefined = () => undefined): PetUpdateOutcome {
   if (current === undefined) return { outcome: 'not_found' }
   if (precondition !== undefined && !precondition(current)) return { outcome: 'precondition_failed' }
-  if (patch.status !== undefined && patch.status !== current.status && hasOpenOrder()) return { outcome: 'pet_has_open_order', status: current.status }
+  if (patch.status !== undefined && patch.status !== current.status) {
+    const orderId = openOrderId()
+    if (orderId !== undefined) return { outcome: 'pet_has_open_order', status: current.status, orderId }
+  }
   if (patch.status !== undefined && !isAllowedTransition(current.status, patch.status)) {
     return { outcome: 'invalid_transition', from: current.status, to: patch.status }
   }

@@ -20,8 +20,8 @@ function preconditionFailedMessage (petId: Int64): string {
   return `If-Match does not match the current ETag of pet ${petId}: it has changed since that tag was read. Read it again and retry.`
 }
 
-function petHasOpenOrderMessage (petId: Int64, status: PetStatus): string {
-  return `Pet ${petId} is "${status}" with an open order, which decides its status: approve, deliver or cancel the order (PATCH /v1/store/orders/{orderId}) instead. Nothing changed.`
+function petHasOpenOrderMessage (petId: Int64, status: PetStatus, orderId: number): string {
+  return `Pet ${petId} is "${status}" with open order ${orderId}, which decides its status: approve, deliver or cancel that order (PATCH /v1/store/orders/${orderId}) instead. Nothing changed.`
 }
 
 function invalidTransitionMessage (petId: Int64, from: PetStatus, to: PetStatus): string {
@@ -44,6 +44,8 @@ function sendTagged (reply: FastifyReply, body: string): FastifyReply {
 
 // the pet id the document's examples name
 const EXAMPLE_PET_ID = 1
+// the order of the examples of the orders capability (which depends on this one, so it is not imported)
+const EXAMPLE_OPEN_ORDER_ID = 7
 const [FINAL_STATUS = 'sold'] = FINAL_STATUSES
 
 /**
@@ -85,7 +87,7 @@ const updatePet: FastifyPluginAsyncTypebox = async (app) => {
         404: errorResponse('No pet has this id (`pet_not_found`).', undefined, { pet_not_found: petNotFoundMessage(EXAMPLE_PET_ID) }),
         409: errorResponse(`The status cannot move from the pet's current one to the one asked for (\`invalid_transition\`): only ${describeTransitions()} are allowed; ` +
           'or the patch changes the status of a pet with an open order, whose status the order decides (`pet_has_open_order`; a patch leaving the status alone is made). Nothing changed.',
-        undefined, { invalid_transition: invalidTransitionMessage(EXAMPLE_PET_ID, FINAL_STATUS, 'available'), pet_has_open_order: petHasOpenOrderMessage(EXAMPLE_PET_ID, 'pending') }),
+        undefined, { invalid_transition: invalidTransitionMessage(EXAMPLE_PET_ID, FINAL_STATUS, 'available'), pet_has_open_order: petHasOpenOrderMessage(EXAMPLE_PET_ID, 'pending', EXAMPLE_OPEN_ORDER_ID) }),
         412: errorResponse('`If-Match` does not match the pet\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.',
           undefined, { precondition_failed: preconditionFailedMessage(EXAMPLE_PET_ID) }),
         413: errorResponse('The body is larger than the limit (`payload_too_large`).', undefined, { payload_too_large: BODY_TOO_LARGE_MESSAGE }),
@@ -104,7 +106,7 @@ const updatePet: FastifyPluginAsyncTypebox = async (app) => {
       case 'not_found': throw new ApiError('pet_not_found', petNotFoundMessage(petId))
       case 'precondition_failed': throw new ApiError('precondition_failed', preconditionFailedMessage(petId))
       case 'invalid_transition': throw new ApiError('invalid_transition', invalidTransitionMessage(petId, result.from, result.to))
-      case 'pet_has_open_order': throw new ApiError('pet_has_open_order', petHasOpenOrderMessage(petId, result.status))
+      case 'pet_has_open_order': throw new ApiError('pet_has_open_order', petHasOpenOrderMessage(petId, result.status, result.orderId))
     }
     const { pet, previous } = result
     if (pet.status !== previous.status) app.metrics.petTransitions.inc({ from: previous.status, to: pet.status })

@@ -6,7 +6,7 @@ import { createWebhookStore } from './store/create-webhook-store.js'
 import type { WebhookDeliveryLog } from './store/webhook-delivery-log.js'
 import type { WebhookStore } from './store/webhook-store.js'
 import { formatAttempts, formatEndpoints } from './cli-tables.js'
-import { addEndpoint, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
+import { addEndpoint, checkEndpointChange, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
 import { WEBHOOK_TEST_ID_PREFIX, WEBHOOK_TEST_TYPE, webhookTestMessage } from './webhook-test-message.js'
 
 export { RELEASE_HELD_LEASES_SQLITE } from './store/webhook-store.js'
@@ -30,15 +30,26 @@ names its network. Adding the URL of a disabled endpoint re-enables it`
     usage: 'webhooks list [--json]',
     help: 'list endpoints: id, name, url, events, created, disabled, deliveries waiting and failed, last success and last failure (never a secret)'
   },
+  'webhooks update': {
+    usage: `webhooks update <id> [--events ${EVENT_TYPES.join(',')}] [--name <text>] [--json]`,
+    help: `change the event types an endpoint receives, its name, or both, keeping its secret and its queue: deliveries
+waiting (or given up) of a type it no longer receives are dropped and not sent; a type it newly receives applies
+to the events recorded from now on`
+  },
   'webhooks remove': { usage: 'webhooks remove <id> [--json]', help: 'delete an endpoint, its waiting deliveries and its delivery attempts' },
   'webhooks rotate-secret': {
     usage: 'webhooks rotate-secret <id> [--json]',
     help: `give an endpoint a new signing secret and print it (shown only this once); for ${SECRET_ROTATION_OVERLAP_MS / 3_600_000} hours requests carry
 signatures under both secrets, so the receiver can switch without losing a delivery`
   },
+  'webhooks disable': {
+    usage: 'webhooks disable <id> [--json]',
+    help: 'stop sending to an endpoint; its queue is kept, and events recorded meanwhile are queued for it when it is enabled'
+  },
   'webhooks enable': {
     usage: 'webhooks enable <id> [--json]',
-    help: 're-enable an endpoint disabled after failing for 3 days (or by a 410 Gone answer); its waiting deliveries resume'
+    help: `re-enable an endpoint disabled by webhooks disable, after failing for 3 days or by a 410 Gone answer: its waiting
+deliveries are sent at once, then the events recorded while it was disabled, in event-id order`
   },
   'webhooks test': {
     usage: 'webhooks test <id> [--json]',
@@ -55,8 +66,8 @@ and type, when it was sent, delivered or the status or error, how long it took, 
   },
   'webhooks retry': {
     usage: 'webhooks retry <id> [--json]',
-    help: `put every given-up delivery of the endpoint back in line, due now with the whole retry schedule again, and
-print how many; running instances are woken and send them oldest first (a disabled endpoint first needs
+    help: `put every given-up delivery of the endpoint back in line, due now with the whole retry schedule again (webhooks
+deliveries numbers their attempts on: 4, 5 … after three), and print how many; running instances are woken and send them oldest first (a disabled endpoint first needs
 webhooks enable)`
   }
 } as const
@@ -66,8 +77,10 @@ export type WebhookCommand = keyof typeof WEBHOOK_COMMANDS
 export const WEBHOOK_COMMAND_OPTIONS = {
   'webhooks add': { events: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
   'webhooks list': { json: { type: 'boolean' } },
+  'webhooks update': { events: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
   'webhooks remove': { json: { type: 'boolean' } },
   'webhooks rotate-secret': { json: { type: 'boolean' } },
+  'webhooks disable': { json: { type: 'boolean' } },
   'webhooks enable': { json: { type: 'boolean' } },
   'webhooks test': { json: { type: 'boolean' } },
   'webhooks deliveries': { failed: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' } },
@@ -160,11 +173,36 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
         return 0
       }
     }
+    case 'webhooks update': {
+      const id = endpointId(command, positionals)
+      const change = rethrowAsUsage(command, () => checkEndpointChange(optionalString(values.events), optionalString(values.name)))
+      return async ({ webhooks, database, out, err }) => {
+        const changed = await webhooks.updateWebhookEndpoint(id, change, new Date())
+        if (changed === undefined) return noSuchEndpoint(err, id, database)
+        const { before, after } = changed
+        const same = before.name === after.name && before.eventTypes.join() === after.eventTypes.join()
+        if (json) out(JSON.stringify({ database, id, changed: !same, endpoint: after }, null, 2))
+        else if (same) out(`Webhook endpoint ${id} in ${database} already has that name and those event types; nothing to do.`)
+        else {
+          out(`Updated webhook endpoint ${id} (${after.name}) in ${database}: it receives ${after.eventTypes.join(', ')}; its secret and its queue are kept.` +
+            (change.eventTypes === undefined ? '' : '\nDeliveries of a type it no longer receives are dropped; a type it newly receives applies to events recorded from now on.'))
+        }
+        return 0
+      }
+    }
+    case 'webhooks disable':
     case 'webhooks enable': {
       const id = endpointId(command, positionals)
+      const enabled = command === 'webhooks enable'
       return async ({ webhooks, database, out, err }) => {
-        if (!await webhooks.enableWebhookEndpoint(id)) return noSuchEndpoint(err, id, database)
-        out(json ? JSON.stringify({ database, id, enabled: true }, null, 2) : `Enabled webhook endpoint ${id} in ${database}; its waiting deliveries resume.`)
+        const changed = await webhooks.updateWebhookEndpoint(id, { enabled }, new Date())
+        if (changed === undefined) return noSuchEndpoint(err, id, database)
+        const already = (changed.before.disabledAt === null) === enabled
+        const state = enabled ? 'enabled' : 'disabled'
+        if (json) out(JSON.stringify({ database, id, [state]: true, changed: !already }, null, 2))
+        else if (already) out(`Webhook endpoint ${id} in ${database} is already ${state}; nothing to do.`)
+        else if (enabled) out(`Enabled webhook endpoint ${id} in ${database}; its waiting deliveries resume.`)
+        else out(`Disabled webhook endpoint ${id} in ${database}: nothing is sent to it until \`webhooks enable ${id}\`; its ${changed.after.waiting} waiting ${changed.after.waiting === 1 ? 'delivery is' : 'deliveries are'} kept.`)
         return 0
       }
     }
@@ -241,6 +279,15 @@ function deliveriesLimit (value: string | boolean | undefined): number {
     throw new WebhookUsageError(`webhooks deliveries: --limit must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}, got "${text}"`)
   }
   return limit
+}
+
+/** Runs a check of the command's arguments: a {@link WebhookEndpointError} is a usage error. */
+function rethrowAsUsage<T> (command: WebhookCommand, check: () => T): T {
+  try {
+    return check()
+  } catch (error) {
+    throw error instanceof WebhookEndpointError ? new WebhookUsageError(`${command}: ${error.message}`) : error
+  }
 }
 
 function optionalString (value: string | boolean | undefined): string | undefined {

@@ -7,6 +7,7 @@ import type { Metrics } from '../../infra/metrics/metrics.js'
 import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './store/webhook-store.js'
 import { decideRetry } from './retry-policy.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
+import { webhookUrlForLog } from './webhook-url.js'
 
 /** An endpoint failing without a single success for this long is disabled. */
 export const WEBHOOK_DISABLE_AFTER_MS = 3 * 86_400_000
@@ -244,8 +245,17 @@ export class WebhookDispatcher {
     // 410 Gone: the receiver says the endpoint is no more
     const disable = decision.disable || (claim.failingSince !== null && now - claim.failingSince >= WEBHOOK_DISABLE_AFTER_MS)
     const outcome = retryAt === undefined ? 'failed' : 'retrying'
-    log[outcome === 'failed' ? 'warn' : 'info']({ ...context, error: result.error, retryAt: retryAt?.toISOString(), disabled: disable, durationMs: now - started },
-      outcome === 'failed' ? 'webhook delivery failed for good: the retry schedule is exhausted' : 'webhook delivery failed; retrying later')
+    const fields = { ...context, error: result.error, retryAt: retryAt?.toISOString(), disabled: disable, durationMs: now - started }
+    if (disable) {
+      // an operator has to act: nothing is sent to the endpoint until `webhooks enable`
+      const url = webhookUrlForLog(claim.url)
+      const why = decision.disable ? 'it answered 410 Gone' : `its attempts have failed for ${WEBHOOK_DISABLE_AFTER_MS / 86_400_000} days`
+      log.warn({ ...fields, url }, `webhook endpoint ${claim.id} (${url}) disabled: ${why}; its deliveries wait for webhooks enable ${claim.id}` +
+        (outcome === 'failed' ? ' (this one is given up: the retry schedule is exhausted)' : ''))
+    } else {
+      log[outcome === 'failed' ? 'warn' : 'info'](fields,
+        outcome === 'failed' ? 'webhook delivery failed for good: the retry schedule is exhausted' : 'webhook delivery failed; retrying later')
+    }
     metrics.webhookDeliveries.inc({ outcome, endpoint_id: String(claim.id) })
     metrics.webhookDeliveryDuration.observe({ outcome }, seconds)
     return { outcome: { ...made, delivered: false, error: result.error, retryAt, disable }, ...(decision.endpointWaitsUntil === undefined ? {} : { waitUntil: decision.endpointWaitsUntil }) }

@@ -40,9 +40,19 @@ export async function checkEndpointRequest (text: string, events: string | undef
     throw error instanceof WebhookAddressError ? new WebhookEndpointError('url', error.message) : error
   })
   const eventTypes = parseEventTypes(events)
-  const trimmed = name === undefined ? url.host : name.trim()
+  return { url, eventTypes, name: checkEndpointName(name ?? url.host) }
+}
+
+/** What `webhooks update` was given, checked before anything is opened: new event types, a new name, or both. */
+export function checkEndpointChange (events: string | undefined, name: string | undefined): { eventTypes?: EventType[], name?: string } {
+  if (events === undefined && name === undefined) throw new WebhookEndpointError('events', 'nothing to change: give --events, --name or both')
+  return { ...(events === undefined ? {} : { eventTypes: parseEventTypes(events) }), ...(name === undefined ? {} : { name: checkEndpointName(name) }) }
+}
+
+function checkEndpointName (name: string): string {
+  const trimmed = name.trim()
   if (trimmed === '' || trimmed.length > ENDPOINT_NAME_MAX_LENGTH) throw new WebhookEndpointError('name', `--name must have 1 to ${ENDPOINT_NAME_MAX_LENGTH} characters`)
-  return { url, eventTypes, name: trimmed }
+  return trimmed
 }
 
 /** The event types of a comma-separated list (all of them when it is left out), in the document's order. */
@@ -61,8 +71,8 @@ export async function addEndpoint (store: WebhookStore, request: EndpointRequest
   const existing = (await store.listWebhookEndpoints()).find((endpoint) => endpoint.url === request.url.href)
   if (existing !== undefined && existing.disabledAt === null) return { outcome: 'already-registered', endpoint: existing }
   if (existing !== undefined) {
-    await store.enableWebhookEndpoint(existing.id)
-    return { outcome: 're-enabled', endpoint: existing }
+    const changed = await store.updateWebhookEndpoint(existing.id, { enabled: true }, now)
+    return { outcome: 're-enabled', endpoint: changed?.after ?? existing }
   }
   const secret = generateWebhookSecret()
   const endpoint = await store.createWebhookEndpoint({ name: request.name, url: request.url.href, eventTypes: request.eventTypes, secret }, now)

@@ -21,3 +21,13 @@ export async function checkWebhookUrl (text: string, settings: Pick<WebhookSetti
   await assertReachableHost(hostOf(url), settings)
   return url
 }
+
+/**
+ * The URL as log lines name it: scheme, host and path, without the query (a receiver may take a token
+ * there) or anything else that could carry a secret.
+ */
+export function webhookUrlForLog (url: string): string {
+  if (!URL.canParse(url)) return '[unreadable URL]'
+  const { origin, pathname } = new URL(url)
+  return `${origin}${pathname}`
+}

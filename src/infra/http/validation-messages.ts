@@ -10,6 +10,8 @@ export interface ValidationIssue {
   parentSchema?: Record<string, unknown>
   /** The value that failed (ajv's `verbose` option). */
   data?: unknown
+  /** The key that failed, for an issue of `propertyNames`. */
+  propertyName?: string
 }
 
 const PART_NAMES: Record<string, string> = {
@@ -34,6 +36,11 @@ export function describeValidationIssue (part: string, issue: ValidationIssue): 
     if (part === 'querystring' && path.length === 0) return `query parameter "${extra}" is unknown; ${describeKnownParameters(issue)}`
     return `${partName === 'body' ? 'body: field' : partName} "${[...path, extra].join('.')}" is not allowed${extra === 'id' ? ' (ids are assigned by the service)' : ''}`
   }
+  // a key refused by propertyNames is named as the field it would make: "metadata.<key>"
+  if (issue.propertyName !== undefined) {
+    if (issue.keyword === 'propertyNames') return `${partName === 'body' ? 'body: field' : partName} "${[...path, issue.propertyName].join('.')}" has an invalid key`
+    return `${partName === 'body' ? 'body: field' : partName} "${[...path, issue.propertyName].join('.')}": the key ${describeProblem(issue)}`
+  }
   let problem = describeProblem(issue)
   if (path.length === 0) return `${partName} ${problem}`
   // a null field is named as such: in a merge patch, null would mean "remove this field"
@@ -52,6 +59,7 @@ function describeProblem (issue: ValidationIssue): string {
     case 'maximum': return `must be ${String(p.comparison)} ${String(p.limit)}`
     case 'minLength': return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long`
     case 'maxLength': return `must be at most ${String(p.limit)} characters long`
+    case 'maxProperties': return `must have at most ${String(p.limit)} keys`
     case 'pattern': {
       const described = issue.parentSchema?.[PATTERN_DESCRIPTION_KEYWORD]
       return typeof described === 'string' ? `must be ${described}` : `must match the pattern ${String(p.pattern)}`

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunctio
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 import { INT64_MAX, INT64_MIN, int64FromDecimal } from '../json/int64.js'
 import { INT64_FORMAT, mapInt64Schemas } from '../schemas/int64-schema.js'
-import { DEFAULT_VALUE_KEYWORD, PATTERN_DESCRIPTION_KEYWORD } from '../schemas/keywords.js'
+import { DEFAULT_VALUE_KEYWORD, PATTERN_DESCRIPTION_KEYWORD, STABILITY_KEYWORD } from '../schemas/keywords.js'
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
 type BuildValidator = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildValidator']>
@@ -15,6 +15,8 @@ const AJV_OPTIONS: AjvOptions = {
   coerceTypes: false,
   allErrors: false,
   strict: true,
+  // OpenAPI 3.1's way to say "or null" (a merge patch's removal): `type: ['string', 'null']`
+  allowUnionTypes: true,
   // errors carry the failing schema, so a message can use what the schema says of itself
   verbose: true,
   // the schemas are the service's own constants, checked against the JSON Schema meta-schema by a test
@@ -131,6 +133,8 @@ export function createAjv (externalSchemas: Record<string, unknown>, options: Aj
   ajv.addKeyword({ keyword: PATTERN_DESCRIPTION_KEYWORD, schemaType: 'string' })
   // the value the route uses for an omitted field; annotation only (the route fills it in)
   ajv.addKeyword({ keyword: DEFAULT_VALUE_KEYWORD })
+  // a field's stability marker (x-stability); annotation only
+  ajv.addKeyword({ keyword: STABILITY_KEYWORD })
   for (const schema of Object.values(externalSchemas)) ajv.addSchema(withInt64Keyword(schema as object))
   return ajv
 }

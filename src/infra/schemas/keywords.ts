@@ -13,3 +13,9 @@ export const PATTERN_DESCRIPTION_KEYWORD = 'x-pattern-description'
  * in but the route.
  */
 export const DEFAULT_VALUE_KEYWORD = 'x-default'
+
+/**
+ * The schema keyword that marks an addition not yet stable (`beta`, `experimental`), on an operation or
+ * on a field added to a stable shape. Validation and serialization register it as an annotation.
+ */
+export const STABILITY_KEYWORD = 'x-stability'

@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Order a pet (beta)
-         * @description Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and `order.created` and the pet's `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent.
+         * @description Places an order for an `available` pet: in one transaction the order is created `placed`, the pet becomes `pending`, and `order.created` and the pet's `pet.updated` are recorded. A pet has at most one open (`placed` or `approved`) order, which the database enforces: of simultaneous orders for one pet exactly one succeeds, the others get 409 `pet_not_available`. The write is durable before 201 is sent. The 201 carries the order's `ETag` (as `getOrder` would give it), so the order can be changed at once with `If-Match`.
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -209,7 +209,7 @@ export interface paths {
         head: operations["getOrder-head"];
         /**
          * Move an order (beta)
-         * @description Changes the order's `status` — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — and answers the order as it now is, with its `ETag`. Transitions: `placed` → `approved`, `placed` → `cancelled`, `approved` → `delivered`, `approved` → `cancelled`; `delivered` and `cancelled` are final. The pet moves with it in the same transaction: `delivered` makes it `sold`, `cancelled` `available`; `order.updated` and the pet's `pet.updated` are recorded. Setting the status the order already has changes nothing. With `If-Match`, the change is made only if the order still has that tag (else 412). The change is durable before 200 is sent.
+         * @description Changes the order's `status` and `metadata` — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — and answers the order as it now is, with its `ETag`. Transitions: `placed` → `approved`, `placed` → `cancelled`, `approved` → `delivered`, `approved` → `cancelled`; `delivered` and `cancelled` are final. The pet moves with it in the same transaction: `delivered` makes it `sold`, `cancelled` `available`; `order.updated` and the pet's `pet.updated` are recorded. A move sets the time of the new status (`approvedAt`, `deliveredAt`, `cancelledAt`); the move to `cancelled` may carry a `cancellationReason`. A patch of `metadata` alone records `order.updated` and leaves the pet alone. Setting the status the order already has, or metadata it already has, changes nothing and records nothing. With `If-Match`, the change is made only if the order still has that tag (else 412). The change is durable before 200 is sent.
          */
         patch: operations["updateOrder"];
         trace?: never;
@@ -468,7 +468,10 @@ export interface components {
          *       "id": 7,
          *       "petId": 1,
          *       "status": "placed",
-         *       "placedAt": "2026-11-25T09:31:12.500Z"
+         *       "placedAt": "2026-11-25T09:31:12.500Z",
+         *       "metadata": {
+         *         "channel": "web"
+         *       }
          *     }
          */
         Order: {
@@ -491,11 +494,46 @@ export interface components {
              * @example 2026-11-25T09:31:12.500Z
              */
             placedAt: string;
+            /**
+             * Format: date-time
+             * @description When the order became `approved` (set by `updateOrder`); absent until then, and for orders moved before the service recorded it, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-25T10:02:00.000Z
+             */
+            approvedAt?: string;
+            /**
+             * Format: date-time
+             * @description When the order became `delivered` (set by `updateOrder`); absent until then, and for orders moved before the service recorded it, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-26T15:40:00.000Z
+             */
+            deliveredAt?: string;
+            /**
+             * Format: date-time
+             * @description When the order became `cancelled` (set by `updateOrder`); absent until then, and for orders moved before the service recorded it, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-25T11:15:00.000Z
+             */
+            cancelledAt?: string;
+            /**
+             * @description Why the order was cancelled, as given with the move to `cancelled`; absent when none was given. 1 to 500 characters.
+             * @example The customer changed their mind.
+             */
+            cancellationReason?: string;
+            /**
+             * @description Your own key-value pairs, set at placement and changed with `updateOrder`: every order answer carries it (`{}` when empty); absent only from events recorded before orders had metadata. Limits: at most 50 keys, each key 1 to 40 characters, each value 1 to 500 characters.
+             * @example {
+             *       "channel": "web"
+             *     }
+             */
+            metadata?: {
+                [key: string]: string;
+            };
         };
         /**
          * @description An order to place. Types are strict (no coercion); any field not listed is rejected with 400.
          * @example {
-         *       "petId": 1
+         *       "petId": 1,
+         *       "metadata": {
+         *         "channel": "web"
+         *       }
          *     }
          */
         NewOrder: {
@@ -505,11 +543,30 @@ export interface components {
              * @example 1
              */
             petId: number | bigint;
+            /**
+             * @description Your own key-value pairs for the order (default `{}`); beyond the limits, 400 names the field. Limits: at most 50 keys, each key 1 to 40 characters, each value 1 to 500 characters.
+             * @example {
+             *       "channel": "web"
+             *     }
+             */
+            metadata?: {
+                [key: string]: string;
+            };
         };
         /**
-         * @description A JSON Merge Patch (RFC 7396) of an order: its `status`, the one field that may change. `null`, `id` and any other field are rejected with 400.
+         * @description A JSON Merge Patch (RFC 7396) of an order: its `status` (with a `cancellationReason` on the move to `cancelled`) and its `metadata`; fields left out keep their value, `{}` changes nothing. `null` for `status` or `cancellationReason`, `id` and any other field are rejected with 400.
          * @example {
          *       "status": "approved"
+         *     }
+         * @example {
+         *       "status": "cancelled",
+         *       "cancellationReason": "The customer changed their mind."
+         *     }
+         * @example {
+         *       "metadata": {
+         *         "channel": "phone",
+         *         "coupon": null
+         *       }
          *     }
          */
         OrderPatch: {
@@ -517,7 +574,22 @@ export interface components {
              * @description The new status. Only some transitions are allowed (see `updateOrder`); the status the order already has changes nothing.
              * @enum {string}
              */
-            status: "placed" | "approved" | "delivered" | "cancelled";
+            status?: "placed" | "approved" | "delivered" | "cancelled";
+            /**
+             * @description Why the order is cancelled: accepted only with `"status": "cancelled"` on an order that is not cancelled yet (or repeating the reason it was cancelled with), else 400; it is not changed afterwards. 1 to 500 characters.
+             * @example The customer changed their mind.
+             */
+            cancellationReason?: string;
+            /**
+             * @description Changes the order's metadata as a JSON Merge Patch (RFC 7396): a key with a string sets it, a key with `null` removes it, keys left out keep their value, and `metadata: null` removes every key. An empty string is refused (send `null` to remove a key). Limits: at most 50 keys, each key 1 to 40 characters, each value 1 to 500 characters, counted on the metadata after the patch (else 400, nothing changed).
+             * @example {
+             *       "channel": "phone",
+             *       "coupon": null
+             *     }
+             */
+            metadata?: {
+                [key: string]: string | null;
+            } | null;
         };
         /**
          * @description Orders ordered by `id` ascending, at most 100 (one page).
@@ -526,7 +598,10 @@ export interface components {
          *         "id": 7,
          *         "petId": 1,
          *         "status": "placed",
-         *         "placedAt": "2026-11-25T09:31:12.500Z"
+         *         "placedAt": "2026-11-25T09:31:12.500Z",
+         *         "metadata": {
+         *           "channel": "web"
+         *         }
          *       }
          *     ]
          */
@@ -676,7 +751,10 @@ export interface components {
          *           "id": 7,
          *           "petId": 1,
          *           "status": "placed",
-         *           "placedAt": "2026-11-25T09:31:12.500Z"
+         *           "placedAt": "2026-11-25T09:31:12.500Z",
+         *           "metadata": {
+         *             "channel": "web"
+         *           }
          *         }
          *       }
          *     }
@@ -705,7 +783,7 @@ export interface components {
             };
         };
         /**
-         * @description An order's status changed. Recorded in the transaction of the change, beside the `pet.updated` of its pet when the pet's status moved (`delivered`: sold; `cancelled`: available). A request that changes nothing records none.
+         * @description An order's status or metadata changed; `data.order` carries it whole (its times, `cancellationReason`, `metadata`). Recorded in the transaction of the change, beside the `pet.updated` of its pet when the pet's status moved (`delivered`: sold; `cancelled`: available). A request that changes nothing records none.
          * @example {
          *       "id": 44,
          *       "type": "order.updated",
@@ -715,7 +793,11 @@ export interface components {
          *           "id": 7,
          *           "petId": 1,
          *           "status": "approved",
-         *           "placedAt": "2026-11-25T09:31:12.500Z"
+         *           "placedAt": "2026-11-25T09:31:12.500Z",
+         *           "metadata": {
+         *             "channel": "web"
+         *           },
+         *           "approvedAt": "2026-11-25T10:02:00.000Z"
          *         },
          *         "previousStatus": "placed"
          *       }
@@ -729,7 +811,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description An order's status changed (`updateOrder`). (enum property replaced by openapi-typescript)
+             * @description An order's status or metadata changed (`updateOrder`). (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "order.updated";
@@ -743,7 +825,7 @@ export interface components {
             data: {
                 order: components["schemas"]["Order"];
                 /**
-                 * @description The order's status before the change.
+                 * @description The order's status before the change (equal to `order.status` when only its metadata changed).
                  * @enum {string}
                  */
                 previousStatus: "placed" | "approved" | "delivered" | "cancelled";
@@ -2119,7 +2201,10 @@ export interface operations {
                      *         "id": 7,
                      *         "petId": 1,
                      *         "status": "placed",
-                     *         "placedAt": "2026-11-25T09:31:12.500Z"
+                     *         "placedAt": "2026-11-25T09:31:12.500Z",
+                     *         "metadata": {
+                     *           "channel": "web"
+                     *         }
                      *       }
                      *     ]
                      */
@@ -2211,16 +2296,21 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "petId": 1
+                 *       "petId": 1,
+                 *       "metadata": {
+                 *         "channel": "web"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["NewOrder"];
             };
         };
         responses: {
-            /** @description Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got). */
+            /** @description Order placed (or, for a repeated `Idempotency-Key`, the answer the first request got, with the tag of the order as it was then). */
             201: {
                 headers: {
+                    /** @description Strong entity tag of the order in this answer, the one `getOrder` gives it: send it in `If-Match` to make an `updateOrder` conditional. */
+                    ETag?: string;
                     /** @description Path of the new order: `/v1/store/orders/{id}`. */
                     Location?: string;
                     /** @description `true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was placed. */
@@ -2236,13 +2326,16 @@ export interface operations {
                      *       "id": 7,
                      *       "petId": 1,
                      *       "status": "placed",
-                     *       "placedAt": "2026-11-25T09:31:12.500Z"
+                     *       "placedAt": "2026-11-25T09:31:12.500Z",
+                     *       "metadata": {
+                     *         "channel": "web"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The body is missing `petId`, has an invalid value or an unknown field, the `Idempotency-Key` header is malformed, a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`). */
+            /** @description The body is missing `petId`, has an invalid value (`metadata` beyond its limits: the message names the key, as `metadata.channel`) or an unknown field, the `Idempotency-Key` header is malformed, a query parameter was sent (`invalid_request`), or the body is not JSON (`malformed_json`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2514,7 +2607,10 @@ export interface operations {
                      *       "id": 7,
                      *       "petId": 1,
                      *       "status": "placed",
-                     *       "placedAt": "2026-11-25T09:31:12.500Z"
+                     *       "placedAt": "2026-11-25T09:31:12.500Z",
+                     *       "metadata": {
+                     *         "channel": "web"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
@@ -2777,13 +2873,16 @@ export interface operations {
                      *       "id": 7,
                      *       "petId": 1,
                      *       "status": "placed",
-                     *       "placedAt": "2026-11-25T09:31:12.500Z"
+                     *       "placedAt": "2026-11-25T09:31:12.500Z",
+                     *       "metadata": {
+                     *         "channel": "web"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description `orderId` is not a positive integer, the body is not a valid patch (`status` missing or not a status, `null`, or an unknown field), or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`). */
+            /** @description `orderId` is not a positive integer, the body is not a valid patch (`status` not a status, `null` where a value is needed, `metadata` beyond its limits, also after the merge, `cancellationReason` without the move to `cancelled`, or an unknown field), or `If-Match` is malformed (`invalid_request`, naming the field); or the body is not JSON (`malformed_json`). Nothing changed. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3538,7 +3637,10 @@ export interface operations {
                  *           "id": 7,
                  *           "petId": 1,
                  *           "status": "placed",
-                 *           "placedAt": "2026-11-25T09:31:12.500Z"
+                 *           "placedAt": "2026-11-25T09:31:12.500Z",
+                 *           "metadata": {
+                 *             "channel": "web"
+                 *           }
                  *         }
                  *       }
                  *     }
@@ -3604,7 +3706,11 @@ export interface operations {
                  *           "id": 7,
                  *           "petId": 1,
                  *           "status": "approved",
-                 *           "placedAt": "2026-11-25T09:31:12.500Z"
+                 *           "placedAt": "2026-11-25T09:31:12.500Z",
+                 *           "metadata": {
+                 *             "channel": "web"
+                 *           },
+                 *           "approvedAt": "2026-11-25T10:02:00.000Z"
                  *         },
                  *         "previousStatus": "placed"
                  *       }

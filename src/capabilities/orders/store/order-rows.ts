@@ -1,18 +1,37 @@
+import { sortedMetadata } from '../order-metadata.js'
 import type { Order, OrderStatus } from '../order-schemas.js'
 
-/** An orders row: SQLite keeps the time as ms, PostgreSQL as timestamptz (a Date). Ids stay below 2^53. */
+/** An orders row: SQLite keeps times as ms and metadata as JSON text, PostgreSQL times as timestamptz (a Date) and metadata as jsonb (parsed). Ids stay below 2^53. */
 export interface OrderRow {
   id: number
   pet_id: number
   status: OrderStatus
   placed_at: number | Date
+  approved_at: number | Date | null
+  delivered_at: number | Date | null
+  cancelled_at: number | Date | null
+  cancellation_reason: string | null
+  metadata: string | Record<string, unknown>
 }
 
 /** The orders columns every query returns, in the order of {@link OrderRow}. */
-export const ORDER_COLUMNS = 'id, pet_id, status, placed_at'
+export const ORDER_COLUMNS = 'id, pet_id, status, placed_at, approved_at, delivered_at, cancelled_at, cancellation_reason, metadata'
+
+const timeOf = (value: number | Date): string => new Date(value).toISOString()
 
 export function rowToOrder (row: OrderRow): Order {
-  return { id: Number(row.id), petId: Number(row.pet_id), status: row.status, placedAt: new Date(row.placed_at).toISOString() }
+  const order: Order = { id: Number(row.id), petId: Number(row.pet_id), status: row.status, placedAt: timeOf(row.placed_at) }
+  if (row.approved_at !== null) order.approvedAt = timeOf(row.approved_at)
+  if (row.delivered_at !== null) order.deliveredAt = timeOf(row.delivered_at)
+  if (row.cancelled_at !== null) order.cancelledAt = timeOf(row.cancelled_at)
+  if (row.cancellation_reason !== null) order.cancellationReason = row.cancellation_reason
+  order.metadata = sortedMetadata(typeof row.metadata === 'string' ? JSON.parse(row.metadata) as Record<string, unknown> : row.metadata)
+  return order
+}
+
+/** The time of an order field as a store writes it: ms on SQLite, a Date on PostgreSQL, null when absent. */
+export function timeValue<T> (time: string | undefined, convert: (ms: number) => T): T | null {
+  return time === undefined ? null : convert(Date.parse(time))
 }
 
 /** The filters of a list page, as the name of the statement that serves them. */

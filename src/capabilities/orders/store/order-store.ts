@@ -1,6 +1,7 @@
 import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import type { Int64 } from '../../../infra/json/int64.js'
-import type { OrderPrecondition, OrderUpdateOutcome, PlaceOrderOutcome } from '../order-decisions.js'
+import type { OrderChange, OrderPrecondition, OrderUpdateOutcome, PlaceOrderOutcome } from '../order-decisions.js'
+import type { Metadata } from '../order-metadata.js'
 import type { Order, OrderStatus } from '../order-schemas.js'
 
 /** One page of orders, in id order, after `afterId`, optionally only one status and one pet's. */
@@ -28,14 +29,15 @@ export interface OrderStore {
    * `pet.updated` and `order.created`, and with `completing` completes the Idempotency-Key claim (a claim no
    * longer held throws IdempotencyClaimLostError and writes nothing). Resolves once durable.
    */
-  placeOrder (petId: Int64, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome>
+  placeOrder (petId: Int64, metadata: Metadata, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome>
   /** `id` may be any int64; only ids the store assigned find an order. */
   findOrderById (id: Int64): Promise<Order | undefined>
   listOrders (query: OrderPageQuery): Promise<OrderPage>
   /**
-   * Changes an order's status in one transaction: reads it locked, judges it with `decideOrderUpdate`
-   * (`precondition`, the If-Match check, on that row), and writes only when the status changes: the order,
-   * its pet's new status, `order.updated` and the pet's `pet.updated`. Resolves once durable.
+   * Changes an order in one transaction: reads it locked, judges it with `decideOrderUpdate`
+   * (`precondition`, the If-Match check, on that row), and writes only when its status or metadata
+   * changes: the order and `order.updated`, and when the pet's status moves, the pet and its
+   * `pet.updated`. Resolves once durable.
    */
-  updateOrder (id: Int64, status: OrderStatus, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome>
+  updateOrder (id: Int64, change: OrderChange, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome>
 }

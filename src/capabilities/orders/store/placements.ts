@@ -2,10 +2,12 @@ import { storeGroupCommit, type BatchWriter, type GroupCommit } from '../../../i
 import type { Int64 } from '../../../infra/json/int64.js'
 import type { IdempotencyCompletion } from '../../idempotency/index.js'
 import type { PlaceOrderOutcome } from '../order-decisions.js'
+import type { Metadata } from '../order-metadata.js'
 
-/** An order waiting for its group commit: the pet it is for, and the idempotency claim its answer completes. */
+/** An order waiting for its group commit: the pet it is for, its metadata, and the idempotency claim its answer completes. */
 export interface Placement {
   petId: Int64
+  metadata: Metadata
   completing: IdempotencyCompletion | undefined
 }
 

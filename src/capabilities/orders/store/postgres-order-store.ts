@@ -6,10 +6,11 @@ import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
 import { notePetsChanged, PETS_CHANGED_CHANNEL, petUpdatedData, POSTGRES_PET_COLUMNS, rowToPet, type Pet, type PetRow, type PetStatus } from '../../pets/index.js'
-import { decideOrderUpdate, decidePlacement, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
+import { decideOrderUpdate, decidePlacement, orderChanged, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
+import type { Metadata } from '../order-metadata.js'
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
-import type { Order, OrderStatus } from '../order-schemas.js'
-import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, type OrderRow } from './order-rows.js'
+import type { Order } from '../order-schemas.js'
+import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, timeValue, type OrderRow } from './order-rows.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import type { OrderPage, OrderPageQuery, OrderStore } from './order-store.js'
 import { groupPlacements, type Placement } from './placements.js'
@@ -34,8 +35,9 @@ const SQL = {
   insertOrders: {
     name: 'petstore-insert-orders',
     text: `WITH ${CHANGES_LOCK_CTE}, ` +
-      'input AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS t (pet_id, position)), ' +
-      "inserted AS (INSERT INTO orders (pet_id, status, placed_at) SELECT input.pet_id, 'placed', $3::timestamptz FROM input, ordered ORDER BY input.position " +
+      'input AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $4::text[]) AS t (pet_id, position, metadata)), ' +
+      "inserted AS (INSERT INTO orders (pet_id, status, placed_at, metadata) SELECT input.pet_id, 'placed', $3::timestamptz, input.metadata::jsonb " +
+      'FROM input, ordered ORDER BY input.position ' +
       `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}), ` +
       "moved AS (UPDATE pets SET status = 'pending' FROM inserted WHERE pets.id = inserted.pet_id) " +
       `SELECT ${ORDER_COLUMNS} FROM inserted`
@@ -44,12 +46,15 @@ const SQL = {
   // the partial unique index of open orders refuses a second one: then no row comes back
   insertOrder: {
     name: 'petstore-insert-order',
-    text: "INSERT INTO orders (pet_id, status, placed_at) VALUES ($1, 'placed', $2) " +
+    text: "INSERT INTO orders (pet_id, status, placed_at, metadata) VALUES ($1, 'placed', $2, $3::jsonb) " +
       `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}`
   },
   findOrder: { name: 'petstore-find-order', text: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1` },
   findOrderForUpdate: { name: 'petstore-find-order-for-update', text: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1 FOR UPDATE` },
-  setOrderStatus: { name: 'petstore-set-order-status', text: 'UPDATE orders SET status = $1 WHERE id = $2' },
+  setOrder: {
+    name: 'petstore-set-order',
+    text: 'UPDATE orders SET status = $1, approved_at = $2, delivered_at = $3, cancelled_at = $4, cancellation_reason = $5, metadata = $6::jsonb WHERE id = $7'
+  },
   completeIdempotencyKeys: COMPLETE_CLAIM_SQL.postgres,
   all: { name: 'petstore-list-orders', text: listOrdersSql('all', param) },
   byStatus: { name: 'petstore-list-orders-by-status', text: listOrdersSql('byStatus', param) },
@@ -72,8 +77,8 @@ export class PostgresOrderStore implements OrderStore {
     this.#database = database
   }
 
-  async placeOrder (petId: Int64, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
-    return await this.#placements.submit({ petId, completing })
+  async placeOrder (petId: Int64, metadata: Metadata, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
+    return await this.#placements.submit({ petId, metadata, completing })
   }
 
   /**
@@ -125,7 +130,10 @@ export class PostgresOrderStore implements OrderStore {
     const positions = outcomes.flatMap((outcome, index) => outcome === 'orderable' ? [index] : [])
     if (positions.length > 0) {
       const now = new Date()
-      const inserted = await client.query<OrderRow>({ ...SQL.insertOrders, values: [positions.map((index) => placements[index]?.petId), positions, now] })
+      const inserted = await client.query<OrderRow>({
+        ...SQL.insertOrders,
+        values: [positions.map((index) => placements[index]?.petId), positions, now, positions.map((index) => JSON.stringify(placements[index]?.metadata ?? {}))]
+      })
       const orders = new Map(inserted.rows.map((row) => { const order = rowToOrder(row); return [String(order.petId), order] }))
       const events: NewEvent[] = []
       const completing: Array<{ claim: IdempotencyCompletion, order: Order }> = []
@@ -154,14 +162,14 @@ export class PostgresOrderStore implements OrderStore {
     return outcomes.map((outcome) => ({ ok: true, value: outcome === 'orderable' ? { outcome: 'pet_not_available', petStatus: 'pending' } : outcome }))
   }
 
-  async #placeLocked (client: pg.PoolClient, pets: Map<string, Pet>, { petId, completing }: Placement): Promise<ItemOutcome<PlaceOrderOutcome>> {
+  async #placeLocked (client: pg.PoolClient, pets: Map<string, Pet>, { petId, metadata, completing }: Placement): Promise<ItemOutcome<PlaceOrderOutcome>> {
     const pet = pets.get(String(petId))
     if (pet === undefined) return { ok: true, value: { outcome: 'pet_not_found' } }
     const decision = decidePlacement(pet.status)
     if (decision.outcome !== 'orderable') return { ok: true, value: decision }
     if (completing !== undefined) await client.query('SAVEPOINT placement')
     const now = new Date()
-    const inserted = await client.query<OrderRow>({ ...SQL.insertOrder, values: [petId, now] })
+    const inserted = await client.query<OrderRow>({ ...SQL.insertOrder, values: [petId, now, JSON.stringify(metadata)] })
     if (inserted.rows[0] === undefined) {
       if (completing !== undefined) await client.query('RELEASE SAVEPOINT placement')
       return { ok: true, value: { outcome: 'pet_not_available', petStatus: 'pending' } }
@@ -201,14 +209,15 @@ export class PostgresOrderStore implements OrderStore {
     return { orders: rows.slice(0, query.limit).map(rowToOrder), hasMore: rows.length > query.limit }
   }
 
-  async updateOrder (id: Int64, status: OrderStatus, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
+  async updateOrder (id: Int64, change: OrderChange, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
     let wrote = false
     try {
       return await this.#database.transaction(async (client) => {
         const { rows } = await client.query<OrderRow>({ ...SQL.findOrderForUpdate, values: [id] })
-        const outcome = decideOrderUpdate(rows[0] === undefined ? undefined : rowToOrder(rows[0]), status, precondition)
-        if (outcome.outcome !== 'updated' || outcome.order.status === outcome.previous.status) return outcome
         const now = new Date()
+        const outcome = decideOrderUpdate(rows[0] === undefined ? undefined : rowToOrder(rows[0]), change, now, precondition)
+        if (outcome.outcome !== 'updated' || !orderChanged(outcome.previous, outcome.order)) return outcome
+        const { order } = outcome
         let pet: Pet | undefined
         if (outcome.petStatus !== undefined) {
           const petRows = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [outcome.order.petId] })
@@ -216,10 +225,15 @@ export class PostgresOrderStore implements OrderStore {
         }
         await takeChangesLock(client)
         wrote = true
-        await client.query({ ...SQL.setOrderStatus, values: [status, outcome.order.id] })
+        const date = (ms: number): Date => new Date(ms)
+        await client.query({
+          ...SQL.setOrder,
+          values: [order.status, timeValue(order.approvedAt, date), timeValue(order.deliveredAt, date), timeValue(order.cancelledAt, date),
+            order.cancellationReason ?? null, JSON.stringify(order.metadata ?? {}), order.id]
+        })
         const events: NewEvent[] = []
         if (pet !== undefined && outcome.petStatus !== undefined) events.push(await this.#movePet(client, pet, outcome.petStatus))
-        events.push({ type: 'order.updated', data: orderUpdatedData(outcome.order, outcome.previous.status) })
+        events.push({ type: 'order.updated', data: orderUpdatedData(order, outcome.previous.status) })
         await recordPostgresEvents(this.#database, client, now, events, PETS_CHANGED_CHANNEL)
         return outcome
       })

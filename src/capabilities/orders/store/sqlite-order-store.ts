@@ -6,10 +6,11 @@ import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
 import { notePetsChanged, petUpdatedData, rowToPet, SQLITE_PET_COLUMNS, type Pet, type PetRow, type PetStatus } from '../../pets/index.js'
-import { decideOrderUpdate, decidePlacement, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
+import { decideOrderUpdate, decidePlacement, orderChanged, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
+import type { Metadata } from '../order-metadata.js'
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
-import type { Order, OrderStatus } from '../order-schemas.js'
-import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, type OrderRow } from './order-rows.js'
+import type { Order } from '../order-schemas.js'
+import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, timeValue, type OrderRow } from './order-rows.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import type { OrderPage, OrderPageQuery, OrderStore } from './order-store.js'
 import { groupPlacements, type Placement } from './placements.js'
@@ -18,10 +19,10 @@ const SQL = {
   findPet: `SELECT ${SQLITE_PET_COLUMNS} FROM pets WHERE id = ?`,
   setPetStatus: 'UPDATE pets SET status = ? WHERE id = ?',
   // the partial unique index of open orders refuses a second one: then no row comes back
-  insertOrder: "INSERT INTO orders (pet_id, status, placed_at) VALUES (?, 'placed', ?) " +
+  insertOrder: "INSERT INTO orders (pet_id, status, placed_at, metadata) VALUES (?, 'placed', ?, ?) " +
     `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}`,
   findOrder: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`,
-  setOrderStatus: 'UPDATE orders SET status = ? WHERE id = ?',
+  setOrder: 'UPDATE orders SET status = ?, approved_at = ?, delivered_at = ?, cancelled_at = ?, cancellation_reason = ?, metadata = ? WHERE id = ?',
   completeIdempotencyKey: COMPLETE_CLAIM_SQL.sqlite,
   all: listOrdersSql('all', () => '?'),
   byStatus: listOrdersSql('byStatus', () => '?'),
@@ -29,9 +30,9 @@ const SQL = {
   byPetAndStatus: listOrdersSql('byPetAndStatus', () => '?')
 } as const
 
-type Place = (petId: Int64, completing: IdempotencyCompletion | undefined) => PlaceOrderOutcome
+type Place = (placement: Placement) => PlaceOrderOutcome
 type PlaceAll = (placements: readonly Placement[]) => Array<ItemOutcome<PlaceOrderOutcome>>
-type Update = (id: Int64, status: OrderStatus, precondition: OrderPrecondition | undefined) => OrderUpdateOutcome
+type Update = (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined) => OrderUpdateOutcome
 
 /** The orders of the embedded database: each change in an IMMEDIATE transaction with its pet's change and both events (placements grouped). */
 export class SqliteOrderStore implements OrderStore {
@@ -55,17 +56,17 @@ export class SqliteOrderStore implements OrderStore {
     return this.#prepared
   }
 
-  async placeOrder (petId: Int64, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
-    return await this.#placements.submit({ petId, completing })
+  async placeOrder (petId: Int64, metadata: Metadata, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
+    return await this.#placements.submit({ petId, metadata, completing })
   }
 
   #placeBatch (placements: readonly Placement[]): Array<ItemOutcome<PlaceOrderOutcome>> {
     // each placement nested in the batch's transaction (a savepoint): a claim found lost undoes its order alone
-    this.#place ??= this.#db.transaction<Place>((id, claim) => this.#placeLocked(id, claim))
+    this.#place ??= this.#db.transaction<Place>((placement) => this.#placeLocked(placement))
     const place = this.#place
     this.#placeAll ??= this.#db.transaction<PlaceAll>((batch) => batch.map((placement) => {
       try {
-        return { ok: true, value: place(placement.petId, placement.completing) }
+        return { ok: true, value: place(placement) }
       } catch (error) {
         if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
         throw error
@@ -75,14 +76,14 @@ export class SqliteOrderStore implements OrderStore {
     return this.#database.run(() => placeAll.immediate(placements))
   }
 
-  #placeLocked (petId: Int64, completing: IdempotencyCompletion | undefined): PlaceOrderOutcome {
+  #placeLocked ({ petId, metadata, completing }: Placement): PlaceOrderOutcome {
     const statements = this.#statements
     const row = statements.findPet.get(petId) as PetRow | undefined
     const pet = row === undefined ? undefined : rowToPet(row)
     const decision = decidePlacement(pet?.status)
     if (decision.outcome !== 'orderable' || pet === undefined) return decision.outcome === 'orderable' ? { outcome: 'pet_not_found' } : decision
     const now = Date.now()
-    const orderRow = statements.insertOrder.get(petId, now) as OrderRow | undefined
+    const orderRow = statements.insertOrder.get(petId, now, JSON.stringify(metadata)) as OrderRow | undefined
     if (orderRow === undefined) return { outcome: 'pet_not_available', petStatus: 'pending' }
     const order = rowToOrder(orderRow)
     recordSqliteEvents(this.#database, now, [this.#movePet(pet, 'pending'), { type: 'order.created', data: orderCreatedData(order) }])
@@ -116,22 +117,25 @@ export class SqliteOrderStore implements OrderStore {
     })
   }
 
-  async updateOrder (id: Int64, status: OrderStatus, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
-    this.#update ??= this.#db.transaction<Update>((orderId, to, check) => this.#updateLocked(orderId, to, check))
+  async updateOrder (id: Int64, change: OrderChange, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
+    this.#update ??= this.#db.transaction<Update>((orderId, asked, check) => this.#updateLocked(orderId, asked, check))
     const update = this.#update
-    return this.#database.run(() => update.immediate(id, status, precondition))
+    return this.#database.run(() => update.immediate(id, change, precondition))
   }
 
-  #updateLocked (id: Int64, status: OrderStatus, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {
+  #updateLocked (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {
     const statements = this.#statements
     const row = statements.findOrder.get(id) as OrderRow | undefined
-    const outcome = decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), status, precondition)
-    if (outcome.outcome !== 'updated' || outcome.order.status === outcome.previous.status) return outcome
     const now = Date.now()
-    statements.setOrderStatus.run(status, outcome.order.id)
+    const outcome = decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), change, new Date(now), precondition)
+    if (outcome.outcome !== 'updated' || !orderChanged(outcome.previous, outcome.order)) return outcome
+    const { order } = outcome
+    const ms = (time: number): number => time
+    statements.setOrder.run(order.status, timeValue(order.approvedAt, ms), timeValue(order.deliveredAt, ms), timeValue(order.cancelledAt, ms),
+      order.cancellationReason ?? null, JSON.stringify(order.metadata ?? {}), order.id)
     const events: NewEvent[] = []
-    if (outcome.petStatus !== undefined) events.push(this.#movePet(rowToPet(statements.findPet.get(outcome.order.petId) as PetRow), outcome.petStatus))
-    events.push({ type: 'order.updated', data: orderUpdatedData(outcome.order, outcome.previous.status) })
+    if (outcome.petStatus !== undefined) events.push(this.#movePet(rowToPet(statements.findPet.get(order.petId) as PetRow), outcome.petStatus))
+    events.push({ type: 'order.updated', data: orderUpdatedData(order, outcome.previous.status) })
     recordSqliteEvents(this.#database, now, events)
     return outcome
   }

@@ -87,9 +87,9 @@ export class PostgresPetStore implements PetStore {
         const { rows } = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [id] })
         const current = rows[0] === undefined ? undefined : rowToPet(rows[0])
         const openOrder = patch.status !== undefined && current !== undefined && patch.status !== current.status
-          ? (await client.query({ ...SQL.hasOpenOrder, values: [id] })).rows.length > 0
-          : false
-        const outcome = decidePetUpdate(current, patch, precondition, () => openOrder)
+          ? (await client.query<{ id: string | number }>({ ...SQL.findOpenOrder, values: [id] })).rows[0]
+          : undefined
+        const outcome = decidePetUpdate(current, patch, precondition, () => openOrder === undefined ? undefined : Number(openOrder.id))
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true

@@ -39,7 +39,7 @@ export const SQL = {
     alsoNotify: [PETS_CHANGED_CHANNEL]
   }),
   // by the partial unique index of open orders; the pet's row is locked, and placing an order locks it too
-  hasOpenOrder: { name: 'petstore-pet-has-open-order', text: "SELECT 1 FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved')" },
+  findOpenOrder: { name: 'petstore-pet-find-open-order', text: "SELECT id FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved')" },
   // kept by statement triggers in every transaction that changes pets (migrations/postgres/0007_orders.sql)
   countPets: { name: 'petstore-count-pets', text: 'SELECT status, pets FROM pet_counts' },
   listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },

@@ -106,7 +106,7 @@ export class SqlitePetStore implements PetStore {
     this.#updatePrepared ??= this.#db.transaction((id: Int64, patch: PetPatch, precondition?: PetPrecondition): PetUpdateOutcome => {
       const statements = this.#statements
       const row = statements.findPet.get(id) as PetRow | undefined
-      const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition, () => statements.hasOpenOrder.get(id) !== undefined)
+      const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition, () => (statements.findOpenOrder.get(id) as { id: number } | undefined)?.id)
       if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
         const { pet } = outcome
         statements.updatePet.run(pet.name, pet.categoryId, pet.status, pet.id)

@@ -18,7 +18,7 @@ export const SQL = {
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
   dataVersion: 'PRAGMA data_version',
   // by the partial unique index of open orders: one row at most
-  hasOpenOrder: "SELECT 1 FROM orders WHERE pet_id = ? AND status IN ('placed', 'approved')",
+  findOpenOrder: "SELECT id FROM orders WHERE pet_id = ? AND status IN ('placed', 'approved')",
   // kept by triggers in every transaction that changes pets (migrations/sqlite/0007_orders.sql)
   countPets: 'SELECT status, pets FROM pet_counts'
 } as const

@@ -20,7 +20,7 @@ const SQL = {
   // it. The notification wakes every instance's dispatcher at commit
   requeueGivenUp: {
     text: 'WITH endpoint AS (SELECT id, disabled_at FROM webhook_endpoints WHERE id = $1), ' +
-      'requeued AS (UPDATE webhook_deliveries d SET failed_at = NULL, attempts = 0, next_attempt_at = 0 FROM endpoint ' +
+      'requeued AS (UPDATE webhook_deliveries d SET failed_at = NULL, retried_attempts = retried_attempts + attempts, attempts = 0, next_attempt_at = 0 FROM endpoint ' +
       'WHERE d.endpoint_id = endpoint.id AND d.failed_at IS NOT NULL AND EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id) RETURNING 1) ' +
       'SELECT (SELECT disabled_at IS NOT NULL FROM endpoint) AS disabled, (SELECT count(*)::int FROM requeued) AS requeued, ' +
       '(SELECT count(*)::int FROM webhook_deliveries d WHERE d.endpoint_id = $1 AND d.failed_at IS NOT NULL) - (SELECT count(*)::int FROM requeued) AS expired, ' +

@@ -4,8 +4,10 @@ import {
   type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
 } from './webhook-rows.js'
 import type {
-  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
+  ChangedWebhookEndpoint, ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointChange,
+  WebhookEndpointRecord, WebhookStore
 } from './webhook-store.js'
+import { EVENTS_RECORDED_CHANNEL } from '../../../infra/database/commit-signal.js'
 import type pg from 'pg'
 import type { Statement } from '../../../infra/database/postgres/locks.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
@@ -27,7 +29,29 @@ const SQL = {
       'SELECT s FROM json_array_elements(retired_secrets::json) s WHERE (s->>\'until\')::bigint > $4::bigint ' +
       'UNION ALL SELECT json_build_object(\'secret\', secret, \'until\', $2::bigint)) retired), secret = $3 WHERE id = $1 RETURNING id'
   },
-  enableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 RETURNING id' },
+  // the row locked first: a dispatcher's schedule of this endpoint waits for the change, then reads it
+  findEndpointLocked: { text: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w WHERE w.id = $1 FOR UPDATE OF w` },
+  findEndpoint: { text: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w WHERE w.id = $1` },
+  renameEndpoint: { text: 'UPDATE webhook_endpoints SET name = $2 WHERE id = $1' },
+  // one statement, one snapshot: the events not yet scheduled are scheduled for the types wanted before and after
+  // ($2), the cursor moves past the newest of them (a type newly wanted applies to the events recorded from now
+  // on, as for `add`), and the deliveries of a type no longer wanted ($3 the types wanted now) are dropped,
+  // waiting and given up alike (a delivery whose event retention deleted has no type left to judge by)
+  changeEventTypes: {
+    text: 'WITH pending AS (SELECT e.id, e.type FROM events e, webhook_endpoints w WHERE w.id = $1 AND e.id > w.scheduled_through), ' +
+      'created AS (INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, next_attempt_at) ' +
+      'SELECT $1, pending.id, 0, 0 FROM pending WHERE pending.type = ANY ($2::text[]) ON CONFLICT (endpoint_id, event_id) DO NOTHING), ' +
+      'dropped AS (DELETE FROM webhook_deliveries d USING events e WHERE d.endpoint_id = $1 AND e.id = d.event_id AND NOT (e.type = ANY ($3::text[]))) ' +
+      'UPDATE webhook_endpoints SET event_types = $4, scheduled_through = greatest(scheduled_through, coalesce((SELECT max(id) FROM pending), 0)) WHERE id = $1'
+  },
+  disableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL' },
+  // its waiting deliveries due at once (0), whatever clock the dispatcher reads: before the events recorded while
+  // it was disabled, in id order. The notification wakes every instance's dispatcher at commit
+  enableEndpoint: {
+    text: 'WITH enabled AS (UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 AND disabled_at IS NOT NULL RETURNING id), ' +
+      'resumed AS (UPDATE webhook_deliveries d SET next_attempt_at = 0 FROM enabled WHERE d.endpoint_id = enabled.id AND d.failed_at IS NULL) ' +
+      `SELECT pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema()) FROM enabled`
+  },
   hasEnabledEndpoints: { text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS enabled' },
   // a read, no lock: an idle instance looks for work without writing. The endpoint whose lease ended
   // longest ago goes first (never held: NULL sorts first; a release sets it to the time), so each endpoint
@@ -67,18 +91,19 @@ const SQL = {
   },
   nextDueDelivery: {
     name: 'petstore-next-due-webhook-delivery',
-    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET lease_until = $3::bigint + $4::bigint WHERE id = $1 AND lease_token = $2 RETURNING id) ' +
+    // a disabled endpoint gets no more: its turn ends with the attempts in flight
+    text: 'WITH endpoint AS (UPDATE webhook_endpoints SET lease_until = $3::bigint + $4::bigint WHERE id = $1 AND lease_token = $2 AND disabled_at IS NULL RETURNING id) ' +
       `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM endpoint JOIN webhook_deliveries d ON d.endpoint_id = endpoint.id ` +
       'LEFT JOIN events e ON e.id = d.event_id WHERE d.failed_at IS NULL AND d.next_attempt_at <= $3::bigint ORDER BY d.event_id LIMIT $5'
   },
   // the delivery is touched only when the endpoint's update found the lease still held
   // the delivery log's row reads the delivery as it was before this statement (one snapshot): its attempts
-  // before this one. $5 when the attempt was sent, $6 how long it took, $7 the status
+  // before this one, those before `webhooks retry` included. $5 when the attempt was sent, $6 how long it took, $7 the status
   recordSuccess: {
     name: 'petstore-record-webhook-success',
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
       'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status) ' +
-      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, $5, $6, $7 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
+      'SELECT d.endpoint_id, d.event_id, d.retried_attempts + d.attempts + 1, $5, $6, $7 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
       'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
   // a batch of successes in one statement (one round trip, one commit), each logged as recordSuccess logs it:
@@ -88,7 +113,7 @@ const SQL = {
     text: 'WITH endpoint AS (UPDATE webhook_endpoints SET last_success_at = $3, failing_since = NULL WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
       'made AS (SELECT * FROM unnest($4::bigint[], $5::bigint[], $6::integer[], $7::integer[]) AS m (event_id, attempted_at, duration_ms, status)), ' +
       'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status) ' +
-      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, m.attempted_at, m.duration_ms, m.status FROM webhook_deliveries d JOIN made m ON m.event_id = d.event_id, endpoint ' +
+      'SELECT d.endpoint_id, d.event_id, d.retried_attempts + d.attempts + 1, m.attempted_at, m.duration_ms, m.status FROM webhook_deliveries d JOIN made m ON m.event_id = d.event_id, endpoint ' +
       'WHERE d.endpoint_id = endpoint.id ORDER BY d.event_id) ' +
       'DELETE FROM webhook_deliveries d USING endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = ANY ($4::bigint[])'
   },
@@ -99,7 +124,7 @@ const SQL = {
       'failing_since = coalesce(failing_since, $3::bigint), disabled_at = CASE WHEN $7::boolean THEN coalesce(disabled_at, $3::bigint) ELSE disabled_at END ' +
       'WHERE id = $1 AND lease_token = $2 RETURNING id), ' +
       'logged AS (INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status, error, next_attempt_at) ' +
-      'SELECT d.endpoint_id, d.event_id, d.attempts + 1, $8, $9, $10, $5, $6 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
+      'SELECT d.endpoint_id, d.event_id, d.retried_attempts + d.attempts + 1, $8, $9, $10, $5, $6 FROM webhook_deliveries d, endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4) ' +
       'UPDATE webhook_deliveries d SET attempts = d.attempts + 1, last_error = $5, next_attempt_at = coalesce($6::bigint, d.next_attempt_at), ' +
       'failed_at = CASE WHEN $6::bigint IS NULL THEN $3::bigint END FROM endpoint WHERE d.endpoint_id = endpoint.id AND d.event_id = $4'
   },
@@ -147,8 +172,27 @@ export class PostgresWebhookStore implements WebhookStore {
     return (await this.#query(SQL.rotateSecret, [id, previousUntil.getTime(), secret, now.getTime()])).length === 1
   }
 
-  async enableWebhookEndpoint (id: number): Promise<boolean> {
-    return (await this.#query(SQL.enableEndpoint, [id])).length === 1
+  async updateWebhookEndpoint (id: number, change: WebhookEndpointChange, now: Date): Promise<ChangedWebhookEndpoint | undefined> {
+    const run = async (client: pg.PoolClient, statement: Statement, values: unknown[]): Promise<WebhookEndpointRow[]> =>
+      (await client.query<WebhookEndpointRow>({ ...statement, values })).rows
+    const changed = await this.#database.transaction(async (client): Promise<ChangedWebhookEndpoint | undefined> => {
+      const [found] = await run(client, SQL.findEndpointLocked, [id])
+      if (found === undefined) return undefined
+      const before = rowToWebhookEndpoint(found)
+      if (change.name !== undefined && change.name !== before.name) await run(client, SQL.renameEndpoint, [id, change.name])
+      const types = change.eventTypes
+      if (types !== undefined && joinEventTypes(types) !== joinEventTypes(before.eventTypes)) {
+        await run(client, SQL.changeEventTypes, [id, before.eventTypes.filter((type) => types.includes(type)), types, joinEventTypes(types)])
+      }
+      if (change.enabled === false) await run(client, SQL.disableEndpoint, [id, now.getTime()])
+      if (change.enabled === true) await run(client, SQL.enableEndpoint, [id])
+      const [after] = await run(client, SQL.findEndpoint, [id])
+      if (after === undefined) throw new Error('the endpoint changed is gone')
+      return { before, after: rowToWebhookEndpoint(after) }
+    })
+    // this process's dispatcher at once (its own notification reaches it too, a little later)
+    if (change.enabled === true && changed !== undefined && changed.before.disabledAt !== null) this.#database.eventsRecorded.raise()
+    return changed
   }
 
   async hasEnabledWebhookEndpoints (): Promise<boolean> {

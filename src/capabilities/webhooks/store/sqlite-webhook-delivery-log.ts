@@ -11,7 +11,7 @@ const SQL = {
   listAttempts: `SELECT ${WEBHOOK_ATTEMPT_COLUMNS} FROM webhook_attempts a LEFT JOIN events e ON e.id = a.event_id ` +
     'WHERE a.endpoint_id = ? AND (? = 0 OR a.error IS NOT NULL) ORDER BY a.id DESC LIMIT ?',
   // due at once (0), whatever clock the dispatcher reads; the dispatcher takes due deliveries in event-id order
-  requeueGivenUp: 'UPDATE webhook_deliveries SET failed_at = NULL, attempts = 0, next_attempt_at = 0 ' +
+  requeueGivenUp: 'UPDATE webhook_deliveries SET failed_at = NULL, retried_attempts = retried_attempts + attempts, attempts = 0, next_attempt_at = 0 ' +
     'WHERE endpoint_id = ? AND failed_at IS NOT NULL AND EXISTS (SELECT 1 FROM events e WHERE e.id = webhook_deliveries.event_id)',
   countGivenUp: 'SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ? AND failed_at IS NOT NULL'
 } as const

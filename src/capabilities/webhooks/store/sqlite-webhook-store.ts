@@ -6,7 +6,8 @@ import {
   type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
 } from './webhook-rows.js'
 import type {
-  ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointRecord, WebhookStore
+  ChangedWebhookEndpoint, ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointChange,
+  WebhookEndpointRecord, WebhookStore
 } from './webhook-store.js'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 
@@ -20,7 +21,21 @@ const SQL = {
   rotateSecret: 'UPDATE webhook_endpoints SET retired_secrets = (SELECT json_group_array(json(value)) FROM (' +
     "SELECT value FROM json_each(webhook_endpoints.retired_secrets) WHERE json_extract(value, '$.until') > @now " +
     "UNION ALL SELECT json_object('secret', webhook_endpoints.secret, 'until', @until))), secret = @secret WHERE id = @id",
-  enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ?',
+  findEndpoint: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w WHERE w.id = ?`,
+  renameEndpoint: 'UPDATE webhook_endpoints SET name = ? WHERE id = ?',
+  // the events not yet scheduled are scheduled now for the types wanted before and after (json ?), then the
+  // cursor moves past them: a type newly wanted applies to the events recorded from now on, as for `add`
+  scheduleKeptTypes: 'INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, next_attempt_at) ' +
+    'SELECT w.id, e.id, 0, 0 FROM webhook_endpoints w JOIN events e ON e.id > w.scheduled_through ' +
+    'WHERE w.id = ? AND e.type IN (SELECT value FROM json_each(?)) ON CONFLICT (endpoint_id, event_id) DO NOTHING',
+  setEventTypes: 'UPDATE webhook_endpoints SET event_types = ?, scheduled_through = max(scheduled_through, (SELECT coalesce(max(id), 0) FROM events)) WHERE id = ?',
+  // waiting and given up alike; a delivery whose event retention deleted has no type left to judge by
+  dropUnwanted: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND EXISTS (SELECT 1 FROM events e ' +
+    'WHERE e.id = webhook_deliveries.event_id AND e.type NOT IN (SELECT value FROM json_each(?)))',
+  disableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL',
+  enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ? AND disabled_at IS NOT NULL',
+  // due at once (0), whatever clock the dispatcher reads: before the events recorded while disabled, in id order
+  resumeWaiting: 'UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE endpoint_id = ? AND failed_at IS NULL',
   hasEnabledEndpoints: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)',
   // a read, no lock: an idle instance looks for work without writing. The endpoint whose lease ended
   // longest ago goes first (never held: NULL sorts first; a release sets it to the time), so each endpoint
@@ -39,12 +54,13 @@ const SQL = {
   insertDelivery: 'INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, next_attempt_at) VALUES (?, ?, 0, 0) ' +
     'ON CONFLICT (endpoint_id, event_id) DO NOTHING',
   markScheduled: 'UPDATE webhook_endpoints SET scheduled_through = ? WHERE id = ?',
-  renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ?',
+  // a disabled endpoint gets no more: its turn ends with the attempts in flight
+  renewLease: 'UPDATE webhook_endpoints SET lease_until = ? WHERE id = ? AND lease_token = ? AND disabled_at IS NULL',
   nextDueDelivery: `SELECT ${DUE_WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id ` +
     'WHERE d.endpoint_id = ? AND d.failed_at IS NULL AND d.next_attempt_at <= ? ORDER BY d.event_id LIMIT ?',
-  // before the delivery's own update: the attempt's number is one more than those it counts
+  // before the delivery's own update: the attempt's number is one more than those it counts, before `webhooks retry` too
   logAttempt: 'INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms, status, error, next_attempt_at) ' +
-    'SELECT endpoint_id, event_id, attempts + 1, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
+    'SELECT endpoint_id, event_id, retried_attempts + attempts + 1, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordSuccess: 'UPDATE webhook_endpoints SET last_success_at = ?, failing_since = NULL WHERE id = ? AND lease_token = ?',
   deleteDelivery: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
   recordFailure: 'UPDATE webhook_endpoints SET last_failure_at = ?, last_failure = ?, failing_since = coalesce(failing_since, ?), ' +
@@ -99,8 +115,27 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.#run(() => this.#statements.rotateSecret.run({ id, secret, until: previousUntil.getTime(), now: now.getTime() }).changes === 1)
   }
 
-  async enableWebhookEndpoint (id: number): Promise<boolean> {
-    return this.#run(() => this.#statements.enableEndpoint.run(id).changes === 1)
+  async updateWebhookEndpoint (id: number, change: WebhookEndpointChange, now: Date): Promise<ChangedWebhookEndpoint | undefined> {
+    const update = this.#db.transaction((): ChangedWebhookEndpoint | undefined => {
+      const statements = this.#statements
+      const found = statements.findEndpoint.get(id) as WebhookEndpointRow | undefined
+      if (found === undefined) return undefined
+      const before = rowToWebhookEndpoint(found)
+      if (change.name !== undefined && change.name !== before.name) statements.renameEndpoint.run(change.name, id)
+      const types = change.eventTypes
+      if (types !== undefined && joinEventTypes(types) !== joinEventTypes(before.eventTypes)) {
+        statements.scheduleKeptTypes.run(id, JSON.stringify(before.eventTypes.filter((type) => types.includes(type))))
+        statements.setEventTypes.run(joinEventTypes(types), id)
+        statements.dropUnwanted.run(id, JSON.stringify(types))
+      }
+      if (change.enabled === false) statements.disableEndpoint.run(now.getTime(), id)
+      if (change.enabled === true && statements.enableEndpoint.run(id).changes === 1) statements.resumeWaiting.run(id)
+      return { before, after: rowToWebhookEndpoint(statements.findEndpoint.get(id) as WebhookEndpointRow) }
+    })
+    const changed = this.#run(() => update.immediate())
+    // this process's dispatcher at once; others see the commit move PRAGMA data_version
+    if (change.enabled === true && changed !== undefined && changed.before.disabledAt !== null) this.#database.eventsRecorded.raise()
+    return changed
   }
 
   async hasEnabledWebhookEndpoints (): Promise<boolean> {

@@ -8,7 +8,7 @@ export interface WebhookAttemptRecord {
   eventId: number
   /** Null when retention has deleted the event (the delivery was given up for that). */
   eventType: EventType | null
-  /** 1 for a delivery's first attempt; counted from 1 again after `webhooks retry`. */
+  /** 1 for a delivery's first attempt; the count goes on after `webhooks retry` (4, 5 … after three). */
   attempt: number
   /** When it was sent. */
   attemptedAt: string
@@ -56,7 +56,7 @@ export interface WebhookDeliveryLog {
   listWebhookAttempts (endpointId: number, query: WebhookAttemptQuery): Promise<WebhookAttemptRecord[] | undefined>
   /**
    * Puts every given-up delivery of the endpoint whose event is still retained back in line: due at once,
-   * its attempts counted from 0 (the whole retry schedule again), delivered in event-id order, oldest
+   * the whole retry schedule again (the log's attempt numbers go on), delivered in event-id order, oldest
    * first; wakes the dispatchers. Undefined when no endpoint has this id.
    */
   requeueGivenUpWebhookDeliveries (endpointId: number): Promise<RequeuedWebhookDeliveries | undefined>

@@ -34,6 +34,29 @@ export interface WebhookEndpointRecord {
   lastFailure: string | null
 }
 
+/** What `webhooks update`, `disable` and `enable` change; what is left out stays as it is. */
+export interface WebhookEndpointChange {
+  name?: string
+  /**
+   * The types sent from now on. Deliveries of a type no longer wanted are dropped from the queue (waiting and
+   * given up alike: an attempt already in flight may still arrive); a type newly wanted applies to the events
+   * recorded after the change, as `add` does; the events recorded before it of a type still wanted are sent.
+   */
+  eventTypes?: readonly EventType[]
+  /**
+   * false: nothing more is sent (a turn in flight ends with its attempts in flight), the queue waits. true, on a
+   * disabled endpoint: its failure streak is forgotten and its waiting deliveries are due at once, so they go
+   * out before the events recorded while it was disabled, all in event-id order.
+   */
+  enabled?: boolean
+}
+
+/** An endpoint before and after a change. */
+export interface ChangedWebhookEndpoint {
+  before: WebhookEndpointRecord
+  after: WebhookEndpointRecord
+}
+
 /** An endpoint one instance holds the lease of, with what it needs to deliver. */
 export interface ClaimedWebhookEndpoint {
   id: number
@@ -81,8 +104,11 @@ export interface WebhookEndpointStore {
    * no endpoint has this id.
    */
   rotateWebhookSecret (id: number, secret: string, previousUntil: Date, now: Date): Promise<boolean>
-  /** Re-enables a disabled endpoint (its failure streak forgotten); false when no endpoint has this id. */
-  enableWebhookEndpoint (id: number): Promise<boolean>
+  /**
+   * Changes an endpoint in one transaction, keeping its secret and its queue (see {@link WebhookEndpointChange});
+   * what it was and what it is now, or undefined when no endpoint has this id.
+   */
+  updateWebhookEndpoint (id: number, change: WebhookEndpointChange, now: Date): Promise<ChangedWebhookEndpoint | undefined>
   /** Whether any endpoint is enabled: until one is, nothing is delivered (a read, no lock taken). */
   hasEnabledWebhookEndpoints (): Promise<boolean>
 }
