@@ -3,6 +3,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Database } from '../../src/infra/database/sqlite/driver.js'
 import { EVENTS_RECORDED_CHANNEL } from '../../src/infra/database/commit-signal.js'
+import type { EventType } from '../../src/capabilities/events/index.js'
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { buildTestApp, createdPet, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
 import { execSql, withPostgres } from '../helpers/databases.js'
@@ -22,9 +23,10 @@ const NO_POLL = { ...ENV, WEBHOOK_POLL_INTERVAL_MS: '600000' }
  * An app on a store whose endpoint (to `receiver`) exists before the app starts, so its first look finds
  * the endpoint and starts the dispatcher.
  */
-async function appWithEndpoint (t: TestContext, store: StoreKind, receiver: WebhookReceiver, env: Record<string, string>): Promise<TestApp> {
+async function appWithEndpoint (t: TestContext, store: StoreKind, receiver: WebhookReceiver, env: Record<string, string>,
+  eventTypes: EventType[] = ['pet.created']): Promise<TestApp> {
   const setup = await buildTestApp(t, { store, env: ENV })
-  await setup.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url: receiver.url, eventTypes: ['pet.created'], secret: generateWebhookSecret() }, new Date())
+  await setup.app.webhookStore.createWebhookEndpoint({ name: 'receiver', url: receiver.url, eventTypes, secret: generateWebhookSecret() }, new Date())
   await setup.app.close()
   return await buildTestApp(t, { store, databaseUrl: setup.databaseUrl, env })
 }
@@ -54,6 +56,30 @@ for (const store of testStores()) {
       await recordEventElsewhere(api, store)
       const [first, second] = await receiver.waitFor(2, 10_000)
       assert.equal(second?.body.replace(/"id":\d+,/, ''), first?.body.replace(/"id":\d+,/, ''), 'the copy recorded by another connection was delivered')
+    })
+
+    test('When an order is placed or changed, then its own commit wakes this instance\'s delivery: the signal is raised before the answer, the webhook arrives long before any poll', async (t) => {
+      const receiver = await webhookReceiver(t)
+      const api = await appWithEndpoint(t, store, receiver, NO_POLL, ['order.created', 'order.updated'])
+      const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
+      let raised = 0
+      api.app.database.eventsRecorded.subscribe(() => { raised++ })
+
+      const placed = await api.app.inject({ method: 'POST', url: '/v1/store/orders', headers: { ...api.auth, 'content-type': 'application/json' }, payload: { petId: pet.id } })
+      assert.equal(placed.statusCode, 201, placed.body)
+      assert.equal(raised, 1, 'the placement\'s commit raised this instance\'s signal before its answer, not only a NOTIFY heard later')
+      const approved = await api.app.inject({
+        method: 'PATCH',
+        url: `/v1/store/orders/${String(placed.json().id)}`,
+        headers: { ...api.auth, 'content-type': 'application/merge-patch+json' },
+        payload: { status: 'approved' }
+      })
+      assert.equal(approved.statusCode, 200, approved.body)
+      assert.equal(raised, 2, 'the update\'s commit raised it too')
+
+      // the poll is 600 s away: 5 s is only a deadline, far below it
+      const delivered = await receiver.waitFor(2, 5_000)
+      assert.deepEqual(delivered.map((webhook) => JSON.parse(webhook.body).type).sort(), ['order.created', 'order.updated'])
     })
 
     test('When an endpoint is idle, then the delivery loop keeps looking but writes nothing and takes no write lock', async (t) => {

@@ -10,6 +10,7 @@ export const EVENTS_RECORDED_CHANNEL = 'petstore_events_recorded'
  */
 export class CommitSignal {
   readonly #listeners = new Set<() => void>()
+  #raising = false
 
   /** Calls `listener` after each commit from now on; returns what stops it. */
   subscribe (listener: () => void): () => void {
@@ -17,8 +18,21 @@ export class CommitSignal {
     return () => { this.#listeners.delete(listener) }
   }
 
-  /** Says a commit happened (called after it, or when its outcome is unknown). */
-  raise (): void {
+  /** Says a commit happened (called after it, or when its outcome is unknown). A property: it is handed on as it is. */
+  readonly raise = (): void => {
     for (const listener of this.#listeners) listener()
+  }
+
+  /**
+   * Raises once the synchronous work under way has ended (a microtask): after the commit of a SQLite
+   * transaction it runs in, which is synchronous. Calls before then are merged into one.
+   */
+  raiseAfterThisTask (): void {
+    if (this.#raising) return
+    this.#raising = true
+    queueMicrotask(() => {
+      this.#raising = false
+      this.raise()
+    })
   }
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg'
-import { EVENTS_RECORDED_CHANNEL } from '../../../infra/database/commit-signal.js'
-import { LOCKS, lockSql } from '../../../infra/database/postgres/locks.js'
+import type { NewEvent } from '../../../infra/database/new-event.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
+import { CHANGES_LOCK_CTE, recordPostgresEvents, takeChangesLock } from '../../../infra/database/postgres/postgres-outbox.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
@@ -22,37 +22,25 @@ const CLAIM_LOST = Symbol('claim lost')
 
 /**
  * The statements of the PostgreSQL order store. Locks are always taken in one order — the order's row, then
- * the pet's row, then the changes lock (as updatePet takes the pet's row, then the changes lock) — so two
- * changes never wait on each other in a circle.
+ * the pet's row, then the changes lock, then (moving the pet) the `pet_counts` rows, as updatePet takes them —
+ * so two changes never wait on each other in a circle. The changes lock is taken from the outbox's writer
+ * before the pet moves, and again by it as it records the events.
  */
 const SQL = {
   findPetForUpdate: { name: 'petstore-orders-find-pet-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
   // a batch's pets, locked in id order: two batches never hold each other's rows in a circle
   findPetsForUpdate: { name: 'petstore-orders-find-pets-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE` },
-  // event ids are drawn after the changes lock, so they stay in commit order; other instances' list pages and
-  // webhook deliveries are told at commit
-  lockChanges: {
-    name: 'petstore-orders-lock-changes',
-    text: `SELECT ${lockSql(LOCKS.changes)}, pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())`
-  },
-  // a batch's orders, after its pets were locked: the changes lock (event ids in commit order), the orders inserted
-  // in arrival order ($2 the positions), their pets made pending; an order refused by the index returns no row
+  // a batch's orders, after its pets were locked: the changes lock, the orders inserted in arrival order ($2 the
+  // positions), their pets made pending; an order refused by the index returns no row
   insertOrders: {
     name: 'petstore-insert-orders',
-    text: `WITH ordered AS (SELECT ${lockSql(LOCKS.changes)}), ` +
-      `notified AS (SELECT pg_notify('${PETS_CHANGED_CHANNEL}', current_schema()), pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema())), ` +
+    text: `WITH ${CHANGES_LOCK_CTE}, ` +
       'input AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $4::text[]) AS t (pet_id, position, metadata)), ' +
       "inserted AS (INSERT INTO orders (pet_id, status, placed_at, metadata) SELECT input.pet_id, 'placed', $3::timestamptz, input.metadata::jsonb " +
-      'FROM input, ordered, notified ORDER BY input.position ' +
+      'FROM input, ordered ORDER BY input.position ' +
       `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}), ` +
       "moved AS (UPDATE pets SET status = 'pending' FROM inserted WHERE pets.id = inserted.pet_id) " +
       `SELECT ${ORDER_COLUMNS} FROM inserted`
-  },
-  // the batch's events, their ids drawn in the order given
-  insertEvents: {
-    name: 'petstore-orders-insert-events',
-    text: 'INSERT INTO events (type, occurred_at, data) SELECT t.type, $3::timestamptz, t.data::json ' +
-      'FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t (type, data, position) ORDER BY t.position'
   },
   setPetStatus: { name: 'petstore-orders-set-pet-status', text: 'UPDATE pets SET status = $1 WHERE id = $2' },
   // the partial unique index of open orders refuses a second one: then no row comes back
@@ -67,7 +55,6 @@ const SQL = {
     name: 'petstore-set-order',
     text: 'UPDATE orders SET status = $1, approved_at = $2, delivered_at = $3, cancelled_at = $4, cancellation_reason = $5, metadata = $6::jsonb WHERE id = $7'
   },
-  insertEvent: { name: 'petstore-orders-insert-event', text: 'INSERT INTO events (type, occurred_at, data) VALUES ($1, $2, $3::json)' },
   completeIdempotencyKeys: COMPLETE_CLAIM_SQL.postgres,
   all: { name: 'petstore-list-orders', text: listOrdersSql('all', param) },
   byStatus: { name: 'petstore-list-orders-by-status', text: listOrdersSql('byStatus', param) },
@@ -97,8 +84,8 @@ export class PostgresOrderStore implements OrderStore {
   /**
    * One transaction for the batch, four round trips whatever its size: its pets locked in id order (as a
    * pet's change locks its row, then the changes lock), each placement judged on them in arrival order,
-   * the orders inserted and their pets made pending under the changes lock, the events recorded in that
-   * order, the claims completed. A batch in which a claim was found lost is rolled back and placed again
+   * the orders inserted and their pets made pending under the changes lock, the events recorded in that order,
+   * the claims completed. A batch in which a claim was found lost is rolled back and placed again
    * one by one, each such placement in a savepoint, so that only those orders are undone.
    */
   async #placeBatch (placements: readonly Placement[]): Promise<Array<ItemOutcome<PlaceOrderOutcome>>> {
@@ -112,9 +99,8 @@ export class PostgresOrderStore implements OrderStore {
       if (grouped !== CLAIM_LOST) return grouped
       return await this.#database.transaction(async (client) => {
         const pets = await lockPets(client, placements)
-        if (placements.some((placement) => decidePlacement(pets.get(String(placement.petId))?.status).outcome === 'orderable')) {
-          await client.query(SQL.lockChanges)
-        }
+        // before any savepoint: a lock taken in one that is rolled back would be let go
+        if (placements.some((placement) => decidePlacement(pets.get(String(placement.petId))?.status).outcome === 'orderable')) await takeChangesLock(client)
         const outcomes: Array<ItemOutcome<PlaceOrderOutcome>> = []
         for (const placement of placements) {
           const outcome = await this.#placeLocked(client, pets, placement)
@@ -149,8 +135,7 @@ export class PostgresOrderStore implements OrderStore {
         values: [positions.map((index) => placements[index]?.petId), positions, now, positions.map((index) => JSON.stringify(placements[index]?.metadata ?? {}))]
       })
       const orders = new Map(inserted.rows.map((row) => { const order = rowToOrder(row); return [String(order.petId), order] }))
-      const types: string[] = []
-      const data: string[] = []
+      const events: NewEvent[] = []
       const completing: Array<{ claim: IdempotencyCompletion, order: Order }> = []
       for (const index of positions) {
         const placement = placements[index] as Placement
@@ -160,12 +145,11 @@ export class PostgresOrderStore implements OrderStore {
           continue
         }
         const pet = locked.get(String(placement.petId)) as Pet
-        types.push('pet.updated', 'order.created')
-        data.push(stringifyJson(petUpdatedData(pet, { ...pet, status: 'pending' })), stringifyJson(orderCreatedData(order)))
+        events.push({ type: 'pet.updated', data: petUpdatedData(pet, { ...pet, status: 'pending' }) }, { type: 'order.created', data: orderCreatedData(order) })
         if (placement.completing !== undefined) completing.push({ claim: placement.completing, order })
         outcomes[index] = { outcome: 'placed', order }
       }
-      if (types.length > 0) await client.query({ ...SQL.insertEvents, values: [types, data, now] })
+      await recordPostgresEvents(this.#database, client, now, events, PETS_CHANGED_CHANNEL)
       if (completing.length > 0) {
         const completed = await client.query({
           ...SQL.completeIdempotencyKeys,
@@ -191,8 +175,8 @@ export class PostgresOrderStore implements OrderStore {
       return { ok: true, value: { outcome: 'pet_not_available', petStatus: 'pending' } }
     }
     const order = rowToOrder(inserted.rows[0])
-    await this.#movePet(client, pet, 'pending', now)
-    await client.query({ ...SQL.insertEvent, values: ['order.created', now, stringifyJson(orderCreatedData(order))] })
+    const moved = await this.#movePet(client, pet, 'pending')
+    await recordPostgresEvents(this.#database, client, now, [moved, { type: 'order.created', data: orderCreatedData(order) }], PETS_CHANGED_CHANNEL)
     if (completing !== undefined) {
       const completed = await client.query({
         ...SQL.completeIdempotencyKeys,
@@ -209,9 +193,10 @@ export class PostgresOrderStore implements OrderStore {
     return { ok: true, value: { outcome: 'placed', order } }
   }
 
-  async #movePet (client: pg.PoolClient, pet: Pet, status: PetStatus, now: Date): Promise<void> {
+  /** Moves the pet to `status`; returns its pet.updated event, for the caller to record with its own. */
+  async #movePet (client: pg.PoolClient, pet: Pet, status: PetStatus): Promise<NewEvent> {
     await client.query({ ...SQL.setPetStatus, values: [status, pet.id] })
-    await client.query({ ...SQL.insertEvent, values: ['pet.updated', now, stringifyJson(petUpdatedData(pet, { ...pet, status }))] })
+    return { type: 'pet.updated', data: petUpdatedData(pet, { ...pet, status }) }
   }
 
   async findOrderById (id: Int64): Promise<Order | undefined> {
@@ -238,7 +223,7 @@ export class PostgresOrderStore implements OrderStore {
           const petRows = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [outcome.order.petId] })
           pet = rowToPet(petRows.rows[0] as PetRow)
         }
-        await client.query(SQL.lockChanges)
+        await takeChangesLock(client)
         wrote = true
         const date = (ms: number): Date => new Date(ms)
         await client.query({
@@ -246,8 +231,10 @@ export class PostgresOrderStore implements OrderStore {
           values: [order.status, timeValue(order.approvedAt, date), timeValue(order.deliveredAt, date), timeValue(order.cancelledAt, date),
             order.cancellationReason ?? null, JSON.stringify(order.metadata ?? {}), order.id]
         })
-        if (pet !== undefined && outcome.petStatus !== undefined) await this.#movePet(client, pet, outcome.petStatus, now)
-        await client.query({ ...SQL.insertEvent, values: ['order.updated', now, stringifyJson(orderUpdatedData(outcome.order, outcome.previous.status))] })
+        const events: NewEvent[] = []
+        if (pet !== undefined && outcome.petStatus !== undefined) events.push(await this.#movePet(client, pet, outcome.petStatus))
+        events.push({ type: 'order.updated', data: orderUpdatedData(order, outcome.previous.status) })
+        await recordPostgresEvents(this.#database, client, now, events, PETS_CHANGED_CHANNEL)
         return outcome
       })
     } finally {

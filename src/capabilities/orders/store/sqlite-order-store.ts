@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3'
+import type { NewEvent } from '../../../infra/database/new-event.js'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
+import { recordSqliteEvents } from '../../../infra/database/sqlite/sqlite-outbox.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
@@ -21,7 +23,6 @@ const SQL = {
     `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}`,
   findOrder: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`,
   setOrder: 'UPDATE orders SET status = ?, approved_at = ?, delivered_at = ?, cancelled_at = ?, cancellation_reason = ?, metadata = ? WHERE id = ?',
-  insertEvent: 'INSERT INTO events (type, occurred_at, data) VALUES (?, ?, ?)',
   completeIdempotencyKey: COMPLETE_CLAIM_SQL.sqlite,
   all: listOrdersSql('all', () => '?'),
   byStatus: listOrdersSql('byStatus', () => '?'),
@@ -72,10 +73,7 @@ export class SqliteOrderStore implements OrderStore {
       }
     }))
     const placeAll = this.#placeAll
-    const outcomes = this.#database.run(() => placeAll.immediate(placements))
-    // the events just committed wake this instance's webhook delivery at once
-    if (outcomes.some((outcome) => outcome.ok && outcome.value.outcome === 'placed')) this.#database.eventsRecorded.raise()
-    return outcomes
+    return this.#database.run(() => placeAll.immediate(placements))
   }
 
   #placeLocked ({ petId, metadata, completing }: Placement): PlaceOrderOutcome {
@@ -88,8 +86,7 @@ export class SqliteOrderStore implements OrderStore {
     const orderRow = statements.insertOrder.get(petId, now, JSON.stringify(metadata)) as OrderRow | undefined
     if (orderRow === undefined) return { outcome: 'pet_not_available', petStatus: 'pending' }
     const order = rowToOrder(orderRow)
-    this.#movePet(pet, 'pending', now)
-    statements.insertEvent.run('order.created', now, stringifyJson(orderCreatedData(order)))
+    recordSqliteEvents(this.#database, now, [this.#movePet(pet, 'pending'), { type: 'order.created', data: orderCreatedData(order) }])
     if (completing !== undefined) {
       const { changes } = statements.completeIdempotencyKey.run(201, stringifyJson(order), completing.scope, completing.key, completing.token)
       // thrown inside the transaction: it rolls back, the order is not placed
@@ -98,11 +95,12 @@ export class SqliteOrderStore implements OrderStore {
     return { outcome: 'placed', order }
   }
 
-  #movePet (pet: Pet, status: PetStatus, now: number): void {
+  /** Moves the pet to `status`; returns its pet.updated event, for the caller to record with its own. */
+  #movePet (pet: Pet, status: PetStatus): NewEvent {
     this.#statements.setPetStatus.run(status, pet.id)
-    this.#statements.insertEvent.run('pet.updated', now, stringifyJson(petUpdatedData(pet, { ...pet, status })))
     // this connection's own commits leave data_version alone: the pet store must be told
     notePetsChanged(this.#database)
+    return { type: 'pet.updated', data: petUpdatedData(pet, { ...pet, status }) }
   }
 
   async findOrderById (id: Int64): Promise<Order | undefined> {
@@ -122,9 +120,7 @@ export class SqliteOrderStore implements OrderStore {
   async updateOrder (id: Int64, change: OrderChange, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
     this.#update ??= this.#db.transaction<Update>((orderId, asked, check) => this.#updateLocked(orderId, asked, check))
     const update = this.#update
-    const outcome = this.#database.run(() => update.immediate(id, change, precondition))
-    if (outcome.outcome === 'updated' && orderChanged(outcome.previous, outcome.order)) this.#database.eventsRecorded.raise()
-    return outcome
+    return this.#database.run(() => update.immediate(id, change, precondition))
   }
 
   #updateLocked (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {
@@ -137,11 +133,10 @@ export class SqliteOrderStore implements OrderStore {
     const ms = (time: number): number => time
     statements.setOrder.run(order.status, timeValue(order.approvedAt, ms), timeValue(order.deliveredAt, ms), timeValue(order.cancelledAt, ms),
       order.cancellationReason ?? null, JSON.stringify(order.metadata ?? {}), order.id)
-    if (outcome.petStatus !== undefined) {
-      const pet = rowToPet(statements.findPet.get(order.petId) as PetRow)
-      this.#movePet(pet, outcome.petStatus, now)
-    }
-    statements.insertEvent.run('order.updated', now, stringifyJson(orderUpdatedData(order, outcome.previous.status)))
+    const events: NewEvent[] = []
+    if (outcome.petStatus !== undefined) events.push(this.#movePet(rowToPet(statements.findPet.get(order.petId) as PetRow), outcome.petStatus))
+    events.push({ type: 'order.updated', data: orderUpdatedData(order, outcome.previous.status) })
+    recordSqliteEvents(this.#database, now, events)
     return outcome
   }
 }

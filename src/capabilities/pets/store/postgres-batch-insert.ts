@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { IdempotencyCompletion } from '../../idempotency/index.js'
+import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Pet } from '../pet-schemas.js'
 import type { PendingCreate } from './pending-create.js'
@@ -17,13 +18,11 @@ export interface BatchInsert {
 
 /**
  * Inserts the pets of one group commit, with their pet.created events, in one statement and completes their Idempotency-Key claims,
- * inside the caller's transaction (when there are claims to complete).
+ * inside the caller's transaction (when there are claims to complete; else the statement is its own).
  */
-export async function insertBatch (client: pg.PoolClient | pg.Pool, kept: readonly PendingCreate[]): Promise<BatchInsert> {
-  const { rows } = await client.query<PetRow>({
-    ...SQL.insertPets,
-    values: [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status), new Date()]
-  })
+export async function insertBatch (database: PostgresDatabase, client: pg.PoolClient | pg.Pool, kept: readonly PendingCreate[]): Promise<BatchInsert> {
+  const rows = await SQL.insertPets.run<PetRow>(database, client,
+    [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status), new Date()])
   // ids are drawn in input order, so the pets sorted by id line up with the input
   const pets = rows.map(rowToPet).sort((a, b) => a.id - b.id)
   if (pets.length !== kept.length) throw new Error(`inserted ${pets.length} pets for ${kept.length} creates`)

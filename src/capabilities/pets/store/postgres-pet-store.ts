@@ -52,13 +52,12 @@ export class PostgresPetStore implements PetStore {
       try {
         // without claims to complete, one statement is the whole transaction: two round trips fewer
         outcome = kept.every((item) => item.completing === undefined)
-          ? await this.#database.onPool(async (pool) => await insertBatch(pool, kept))
-          : await this.#database.transaction(async (client) => await insertBatch(client, kept), (batch) => batch.lost.length > 0)
+          ? await this.#database.onPool(async (pool) => await insertBatch(this.#database, pool, kept))
+          : await this.#database.transaction(async (client) => await insertBatch(this.#database, client, kept), (batch) => batch.lost.length > 0)
       } finally {
         // before any 201 goes out (and also when the commit's outcome is unknown): a list on this
         // instance right after it must not be served from a page read before
         this.#changes.bump()
-        this.#database.eventsRecorded.raise()
       }
       if (outcome.lost.length === 0) {
         return items.map((item): ItemOutcome<Pet> => {
@@ -94,16 +93,13 @@ export class PostgresPetStore implements PetStore {
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true
-          await client.query({ ...SQL.updatePet, values: [pet.name, pet.categoryId, pet.status, pet.id, new Date(), stringifyJson(petUpdatedData(outcome.previous, pet))] })
+          await SQL.updatePet.run(this.#database, client, [pet.name, pet.categoryId, pet.status, pet.id, new Date(), stringifyJson(petUpdatedData(outcome.previous, pet))])
         }
         return outcome
       })
     } finally {
       // before the 200 goes out (and also when the commit's outcome is unknown): as after a create
-      if (wrote) {
-        this.#changes.bump()
-        this.#database.eventsRecorded.raise()
-      }
+      if (wrote) this.#changes.bump()
     }
   }
 

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
+import { recordSqliteEvents } from '../../../infra/database/sqlite/sqlite-outbox.js'
 import { IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../pet-update.js'
 import { petCreatedData, petUpdatedData } from '../pet-events.js'
@@ -25,7 +26,7 @@ export class SqlitePetStore implements PetStore {
   // bumped by this connection's own commits of pets, and when another connection committed anything
   #listVersion = 0
   #dataVersion: number | undefined
-  readonly #creates = groupCreates((items) => this.#afterCommit(() => this.#insertBatch.immediate(items)))
+  readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
 
   constructor (database: SqliteDatabase) {
@@ -56,7 +57,7 @@ export class SqlitePetStore implements PetStore {
     const statements = this.#statements
     const insertOne = this.#db.transaction(({ pet, completing }: PendingCreate): Pet => {
       const created = rowToPet(statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
-      statements.insertEvent.run('pet.created', Date.now(), stringifyJson(petCreatedData(created)))
+      recordSqliteEvents(this.#database, Date.now(), [{ type: 'pet.created', data: petCreatedData(created) }])
       if (completing !== undefined) {
         const { changes } = statements.completeIdempotencyKey.run(201, stringifyJson(created), completing.scope, completing.key, completing.token)
         if (changes !== 1) throw new IdempotencyClaimLostError()
@@ -97,7 +98,7 @@ export class SqlitePetStore implements PetStore {
   }
 
   async updatePet (id: Int64, patch: PetPatch, precondition?: PetPrecondition): Promise<PetUpdateOutcome> {
-    return this.#afterCommit(() => this.#update.immediate(id, patch, precondition))
+    return this.#run(() => this.#update.immediate(id, patch, precondition))
   }
 
   // the read, the checks and the write under one write lock (run IMMEDIATE, across processes too); made once
@@ -109,7 +110,7 @@ export class SqlitePetStore implements PetStore {
       if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
         const { pet } = outcome
         statements.updatePet.run(pet.name, pet.categoryId, pet.status, pet.id)
-        statements.insertEvent.run('pet.updated', Date.now(), stringifyJson(petUpdatedData(outcome.previous, pet)))
+        recordSqliteEvents(this.#database, Date.now(), [{ type: 'pet.updated', data: petUpdatedData(outcome.previous, pet) }])
         // pages read before must not be reused (this connection's own commits leave data_version alone)
         this.#listVersion++
       }
@@ -132,15 +133,6 @@ export class SqlitePetStore implements PetStore {
 
   async countPetsByStatus (): Promise<PetCounts> {
     return this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[]))
-  }
-
-  /** Runs a transaction that may record events, then tells this instance's webhook delivery (also when it failed: cheap, and never wrong). */
-  #afterCommit<T>(transaction: () => T): T {
-    try {
-      return this.#run(transaction)
-    } finally {
-      this.#database.eventsRecorded.raise()
-    }
   }
 
   #run<T>(operation: () => T): T {

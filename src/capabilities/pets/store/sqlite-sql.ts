@@ -13,8 +13,6 @@ export const SQL = {
   insertPet: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
   findPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`,
   updatePet: 'UPDATE pets SET name = ?, category_id = ?, status = ? WHERE id = ?',
-  // in the transaction of the change it records (the change feed's outbox)
-  insertEvent: 'INSERT INTO events (type, occurred_at, data) VALUES (?, ?, ?)',
   completeIdempotencyKey: COMPLETE_CLAIM_SQL.sqlite,
   listPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,

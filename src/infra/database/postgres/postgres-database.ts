@@ -40,6 +40,8 @@ export class PostgresDatabase implements DatabaseConnection {
   readonly #pool: pg.Pool
   readonly eventsRecorded = new CommitSignal()
   readonly #closers: Array<() => Promise<void>> = []
+  // what runs when each open transaction of transaction() ends, by its client
+  readonly #endings = new WeakMap<pg.PoolClient, Set<() => void>>()
   #notifications: NotificationListener | undefined
   #closed = false
 
@@ -107,17 +109,34 @@ export class PostgresDatabase implements DatabaseConnection {
     } catch (error) {
       throw toStoreError(error)
     }
+    const ending = new Set<() => void>()
+    this.#endings.set(client, ending)
     try {
       await client.query('BEGIN')
       const result = await work(client)
       await client.query(rollBack?.(result) === true ? 'ROLLBACK' : 'COMMIT')
+      this.#endings.delete(client)
       client.release()
       return result
     } catch (error) {
+      this.#endings.delete(client)
       // a connection in an unknown state is not given back to the pool
       client.release(error instanceof Error ? error : true)
       throw toStoreError(error)
+    } finally {
+      for (const then of ending) then()
     }
+  }
+
+  /**
+   * Runs `then` once the transaction `executor` works in has ended, committed, rolled back or failed (each
+   * function once per transaction): a client of {@link transaction} when it ends; the pool, whose statement is a
+   * transaction of its own, at once (call it after the statement).
+   */
+  afterTransaction (executor: pg.PoolClient | pg.Pool, then: () => void): void {
+    const ending = this.#endings.get(executor as pg.PoolClient)
+    if (ending === undefined) then()
+    else ending.add(then)
   }
 
   async migrate (): Promise<MigrationResult> {
