@@ -65,7 +65,7 @@ for (const store of testStores()) {
       assert.deepEqual(healthz.filter((answer) => answer.status !== 200), [])
       const readyBody = JSON.parse(readyz.body) as { code: string, message: string }
       assert.equal(readyBody.code, 'overloaded')
-      assert.match(readyBody.message, /utilisation \d+% \(bound 10%\).* for 2 samples of 250 ms in a row\.$/)
+      assert.match(readyBody.message, /utilisation \d+% \(bound 10%\).* for 2 samples of 500 ms in a row\.$/)
       assert.equal(readyz.headers['retry-after'], '1')
 
       // the load gone, the instance is ready again and serves

@@ -34,7 +34,7 @@ describe('load shedding: each default trigger alone', () => {
     assert.equal((JSON.parse(shed.body) as Readiness).code, 'overloaded')
     const reason = JSON.parse(readyz.body) as Readiness
     assert.equal(reason.code, 'overloaded')
-    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay (\d+) ms \(bound 100 ms\), utilisation \d+% \(bound none\), \d+ connections waiting to be accepted \(bound none\), for 2 samples of 250 ms in a row\.$/)
+    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay (\d+) ms \(bound 100 ms\), utilisation \d+% \(bound none\), \d+ connections waiting to be accepted \(bound none\), for 2 samples of 500 ms in a row\.$/)
     assert.ok(Number(/delay (\d+) ms/.exec(reason.message)?.[1]) > 100, reason.message)
     await pollUntil(server, '/readyz', (answer) => answer.status === 200)
     await load.stop()
@@ -50,7 +50,7 @@ describe('load shedding: each default trigger alone', () => {
     const result = await load
 
     const reason = JSON.parse(readyz.body) as Readiness
-    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay \d+ ms \(bound none\), utilisation \d+% \(bound none\), (\d+) connections waiting to be accepted \(bound 64\), for 2 samples of 250 ms in a row\.$/)
+    assert.match(reason.message, /^This instance is overloaded and sheds new requests: event-loop delay \d+ ms \(bound none\), utilisation \d+% \(bound none\), (\d+) connections waiting to be accepted \(bound 64\), for 2 samples of 500 ms in a row\.$/)
     assert.ok(Number(/(\d+) connections waiting/.exec(reason.message)?.[1]) > 64, reason.message)
     assert.ok(result.non2xx > 0, 'wrk got no shed answer')
     await pollUntil(server, '/readyz', (answer) => answer.status === 200)

@@ -21,7 +21,7 @@ declare module 'fastify' {
 }
 
 /** How often the event loop's delay and utilisation are sampled, in ms: a sample decides until the next one. */
-export const OVERLOAD_SAMPLE_INTERVAL_MS = 250
+export const OVERLOAD_SAMPLE_INTERVAL_MS = 500
 /**
  * How many samples in a row must each be past a bound before the instance sheds: one long turn of the
  * loop (a first `/docs`, a large page, a backup step) makes at most one sample late, however long it is,
