@@ -8,7 +8,7 @@ import { REQUEST_TIMEOUT_MS } from '../../infra/http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../../infra/http/request-id.js'
 import { securityHeaders } from '../../infra/http/security.js'
 import { unversionedServers } from '../../infra/http/base-url.js'
-import { EVENT_TYPES } from '../events/index.js'
+import type { EventTypeCatalogue } from '../events/index.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/index.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limits/index.js'
 import { DOCS_PREFIX } from './api-reference.js'
@@ -32,7 +32,7 @@ declare module 'fastify' {
 export const API_VERSION = '1.0.0'
 
 /** The API's description; the revocation delay depends on the deployment's key cache. */
-function describeApi (config: Config): string {
+function describeApi (config: Config, eventTypes: EventTypeCatalogue): string {
   const revocation = config.apiKeyCacheMs === 0
     ? 'a revoked key stops working at once'
     : `a revoked key stops working within ${config.apiKeyCacheMs / 1000} s on every instance`
@@ -118,7 +118,7 @@ exactly one is made. A change is durable before 200. Retrying a PATCH is safe wi
 
 ## Events (beta)
 \`GET /events\` (\`listEvents\`, marked \`x-stability: beta\`) is the change feed: every change of a pet or an order records
-exactly one event (${EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}; an update carries the changed fields' previous values)
+exactly one event (${eventTypes.prose()}; an update carries the changed fields' previous values)
 in the same transaction as the change; a request that changes nothing records none; \`type\`, repeated, keeps only the
 types named. Event ids increase in commit order, so a consumer keeps the last id it processed and follows the always-present \`Link: <…/v1/events?after=…>; rel="next"\`, pausing when a page is empty.
 Events are kept ${config.eventRetentionDays} days on this deployment; asking for events after an id whose successors
@@ -181,7 +181,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config), contact: apiContact(config), license: API_LICENSE },
+      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config, app.eventTypes), contact: apiContact(config), license: API_LICENSE },
       servers,
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
@@ -205,7 +205,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
       completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, cors: config.corsOrigins.length > 0, routeSchemas })
-      ;(document as { webhooks?: unknown }).webhooks = webhooksDocument(config.webhooks)
+      ;(document as { webhooks?: unknown }).webhooks = webhooksDocument(config.webhooks, app.eventTypes)
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …
