@@ -123,6 +123,8 @@ in the same transaction as the change; a request that changes nothing records no
 types named. Event ids increase in commit order, so a consumer keeps the last id it processed and follows the always-present \`Link: <…/v1/events?after=…>; rel="next"\`, pausing when a page is empty.
 Events are kept ${config.eventRetentionDays} days on this deployment; asking for events after an id whose successors
 were deleted is 410 \`events_expired\`, and the consumer must resynchronize from \`listPets\`.
+The events, their schemas and the ways they are pushed (the stream, webhooks) are also described as AsyncAPI 3.0 (beta) at
+\`/v1/asyncapi.json\` and \`/v1/asyncapi.yaml\`, without a key.
 
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
@@ -183,6 +185,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
       openapi: '3.1.0',
       info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config, app.eventTypes), contact: apiContact(config), license: API_LICENSE },
       servers,
+      externalDocs: { description: 'The events as AsyncAPI 3.0 (beta): the stream and webhooks, each event type a message.', url: `${config.publicBaseUrl}/asyncapi.json` },
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
         { name: 'events', description: 'The change feed: every change of a pet or an order, in commit order (beta).' },
