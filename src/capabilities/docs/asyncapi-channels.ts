@@ -27,7 +27,7 @@ export function messageKeyOf (type: string): string {
 
 /** What a channel adds to each event type's message: its headers (framing fields), as a schema and for the example. */
 interface MessageFraming {
-  headers: Record<string, unknown>
+  headers: (definition: EventTypeDefinition) => Record<string, unknown>
   exampleHeaders: (definition: EventTypeDefinition) => Record<string, string>
   /** How the event travels on this channel, after the type's own description. */
   travels: string
@@ -38,10 +38,11 @@ function eventMessages (eventTypes: EventTypeCatalogue, framing: MessageFraming)
   return Object.fromEntries(eventTypes.definitions.map((definition) => [messageKeyOf(definition.type), {
     name: definition.type,
     title: definition.type,
-    summary: String(definition.schema.description ?? definition.type),
+    // the type's own one line (`A pet was added (createPet).`), the schema's description after it
+    summary: String((definition.schema.properties as Record<string, { description?: string }> | undefined)?.type?.description ?? definition.type),
     description: `${String(definition.schema.description ?? '')} It is about a ${definition.subject.name}: its id is at \`${definition.subject.idPointer}\` in the event. ${framing.travels}`,
     contentType: 'application/json',
-    headers: framing.headers,
+    headers: framing.headers(definition),
     payload: { $ref: componentRefOf(definition.schema) },
     examples: [{ name: messageKeyOf(definition.type), summary: `A \`${definition.type}\` event.`, headers: framing.exampleHeaders(definition), payload: definition.example }],
     'x-stability': 'beta'
@@ -77,15 +78,15 @@ export const EVENT_STREAM_CHANNEL: AsyncApiChannel = {
       'Follow it with `curl -N -H "Accept: text/event-stream" -H "Authorization: Bearer $KEY" <server>/v1/events`.',
     servers: [{ $ref: '#/servers/production' }, ...(config.stagingBaseUrl === undefined ? [] : [{ $ref: '#/servers/staging' }])],
     messages: eventMessages(eventTypes, {
-      headers: {
+      headers: ({ type }) => ({
         type: 'object',
         description: 'The Server-Sent Events fields of the message besides `data:` (no HTTP headers: one response carries every message).',
         required: ['id', 'event'],
         properties: {
           id: { type: 'string', pattern: '^[1-9][0-9]{0,15}$', maxLength: 16, description: 'The `id:` field: the event\'s id, to send back as `Last-Event-ID` to resume after it.' },
-          event: { type: 'string', enum: [...eventTypes.types], description: 'The `event:` field: the event\'s type.' }
+          event: { type: 'string', const: type, description: 'The `event:` field: the event\'s type.' }
         }
-      },
+      }),
       exampleHeaders: ({ type, example }) => ({ id: String(example.id), event: type }),
       travels: 'On the stream it is one Server-Sent Events message: `id:` its id, `event:` its type, `data:` the event.'
     }),
@@ -128,12 +129,12 @@ export const WEBHOOKS_CHANNEL: AsyncApiChannel = {
       description: `Each event is POSTed to the URL the operator registered for its type, signed as Standard Webhooks specifies. ${describeDelivery(config.webhooks)}`,
       servers: [{ $ref: '#/servers/webhookEndpoint' }],
       messages: eventMessages(eventTypes, {
-        headers: {
+        headers: () => ({
           type: 'object',
           description: 'The HTTP request headers of every webhook (Standard Webhooks).',
           required: parameters.map(({ name }) => name),
           properties: Object.fromEntries(parameters.map(({ name, description, schema, example }) => [name, { ...schema, description, examples: [example] }]))
-        },
+        }),
         exampleHeaders: ({ example }) => ({ ...Object.fromEntries(parameters.map(({ name, example }) => [name, example])), 'webhook-id': String(example.id) }),
         travels: 'As a webhook it is the body of one POST; any 2xx answer is a delivery.'
       }),

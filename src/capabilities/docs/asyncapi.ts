@@ -53,8 +53,8 @@ function describeDocument (context: AsyncApiContext): string {
   return `The events of the Pet Store service (beta): every change of a pet or an order records one event (${context.eventTypes.prose()}), ` +
     'in the transaction of the change, with an id that increases in commit order. ' +
     'This document is written from the consumer\'s side: each operation is what a consumer receives. The events are the ones `GET /v1/events` ' +
-    '(`listEvents`, in the OpenAPI document at `/v1/openapi.json`) pages through, with the same schemas; here they arrive pushed, ' +
-    `${ASYNCAPI_CHANNELS.map(({ id }) => `\`${id}\``).join(' and ')}. New types may be added: skip a type you do not know.`
+    '(`listEvents`, in the OpenAPI document at `/v1/openapi.json`) pages through, with the same schemas, pushed to the consumer ' +
+    `instead: each channel (${ASYNCAPI_CHANNELS.map(({ id }) => `\`${id}\``).join(', ')}) is one way to receive them. New types may be added: skip a type you do not know.`
 }
 
 /**
