@@ -43,6 +43,8 @@ describe('the served AsyncAPI document', () => {
     assert.equal(document.asyncapi, '3.0.0')
     assert.equal(document.info['x-stability'], 'beta')
     assert.ok(text.length < DOCUMENT_MAX_LENGTH)
+    // int64 bounds digit for digit, as in the OpenAPI document (a double would write 9223372036854775808)
+    assert.match(text, /"maximum":9223372036854775807[,}]/)
   })
 
   test('When it is fetched as YAML, then it is the same document', async (t) => {

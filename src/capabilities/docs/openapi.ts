@@ -82,7 +82,7 @@ ${PAGE_CACHE_MAX_AGE_MS / 1000} s at most. Cursors are opaque and bound to the
 
 ## Paths and query parameters
 A query parameter an operation does not list is a 400 \`invalid_request\` naming it (so
-\`?status[]=sold\` never returns the unfiltered list); the public routes (probes, this document)
+\`?status[]=sold\` never returns the unfiltered list); the public routes (probes, this document, the AsyncAPI one)
 ignore query strings. No path ends in \`/\`: \`/v1/pets/\` is a 404 \`not_found\`, like any path
 no route serves.
 
@@ -190,7 +190,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
         { name: 'pets', description: 'The catalogue of animals.' },
         { name: 'events', description: 'The change feed: every change of a pet or an order, in commit order (beta).' },
         { name: 'store', description: 'Store orders: a beta addition to v1.' },
-        { name: 'operations', description: 'Health and this document; no key needed.' }
+        { name: 'operations', description: 'Health, this document and the events\' AsyncAPI document; no key needed.' }
       ],
       components: {
         securitySchemes: {
