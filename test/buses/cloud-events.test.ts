@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { describe, test, type TestContext } from 'node:test'
 import { parseJson, stringifyJson } from '../../src/infra/json/exact-json.js'
 import { buildTestApp, testStores, type TestApp } from '../helpers/build-app.js'
 import { natsReader, rabbitMqReader, type BusReader, type ReceivedMessage } from '../helpers/buses.js'
@@ -67,7 +67,7 @@ function assertMessagesAreTheFeed (messages: readonly ReceivedMessage[], feed: r
   assert.match(messages[0]?.body ?? '', /"categoryId":9223372036854775807,/)
 }
 
-async function publishedChanges (reader: BusReader, store: 'sqlite' | 'postgres', t: Parameters<Parameters<typeof test>[1]>[0]): Promise<{ feed: FeedEvent[], messages: ReceivedMessage[] }> {
+async function publishedChanges (reader: BusReader, store: 'sqlite' | 'postgres', t: TestContext): Promise<{ feed: FeedEvent[], messages: ReceivedMessage[] }> {
   const api = await buildTestApp(t, { store, env: { ...reader.env, PUBLIC_BASE_URL: SOURCE } })
   await makeChanges(api, 120)
   const feed = await exactFeed(api)
