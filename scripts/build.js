@@ -7,7 +7,8 @@
 // cost (docs/performance.md#start-up). What cannot be bundled stays in node_modules, loaded from there as
 // before: the native better-sqlite3 and pg (and its optional native binding), OpenTelemetry (its
 // instrumentations patch modules as they load), @fastify/swagger-ui (it serves files found from its own
-// folder), ioredis and undici (loaded only with REDIS_URL, or a webhook to deliver).
+// folder), ioredis and undici (loaded only with REDIS_URL, or a webhook to deliver), the NATS and RabbitMQ
+// clients (loaded only with NATS_URL, AMQP_URL).
 // Every file is written whole under a temporary name and renamed into place, and a chunk of an earlier
 // build is removed only once the new ones are there: a process that starts from dist/ while it is
 // rebuilt (the tests start the CLI and servers from it while the release test builds) reads the old
@@ -24,7 +25,7 @@ const bin = join(root, 'dist', 'bin')
 /** Loaded from node_modules at run time, never bundled. */
 const EXTERNAL = [
   'better-sqlite3', 'better-sqlite3-node20', 'pg', 'pg-native',
-  '@opentelemetry/*', '@fastify/swagger-ui', 'ioredis', 'undici'
+  '@opentelemetry/*', '@fastify/swagger-ui', 'ioredis', 'undici', '@nats-io/*', 'amqplib'
 ]
 
 /** The package's `bin` (package.json's), which npm and npx run as programs: they must stay executable. */

@@ -79,7 +79,10 @@ export const PAIRED_FILES: readonly RegExp[] = [
   // SIGKILL during a stream of writes, then a restart: what they assert is what survived, and the stream
   // needs its few hundred acknowledged creates within 2.5 s, or its 150 changes or 60 orders within 30 s
   // (one core does thousands a second)
-  /^test\/reliability\/crash-(durability|events|idempotency|orders|webhooks)\.test\.ts$/
+  /^test\/reliability\/crash-(durability|events|idempotency|orders|webhooks)\.test\.ts$/,
+  // the buses under SIGKILL (the same streams of creates) and a dead instance's bus taken over once its 15 s lease ends;
+  // the backlog of a broker away must arrive within 60 s
+  /^test\/buses\/(bus-crash|broker-outage)\.test\.ts$/
 ]
 
 /**

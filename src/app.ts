@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { buses } from './capabilities/buses/index.js'
 import { docsRoutes, openApi } from './capabilities/docs/index.js'
 import { events, eventsRoutes } from './capabilities/events/index.js'
 import { healthRoutes } from './capabilities/health/index.js'
@@ -32,7 +33,7 @@ export interface AppOptions {
  * The capabilities, in the order they are registered: each decorates the app with its store and
  * services, which the ones after it may use, and starts its background work on `app.background`.
  */
-const CAPABILITIES = [keys, rateLimits, idempotency, pets, orders, events, webhooks] as const
+const CAPABILITIES = [keys, rateLimits, idempotency, pets, orders, events, webhooks, buses] as const
 
 /** The operations under `/v1`, each capability's routes, behind authentication, the per-key limit and the role check. */
 const V1_ROUTES = [petsRoutes, ordersRoutes, eventsRoutes] as const

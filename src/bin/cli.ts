@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
 import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from '../capabilities/backups/cli.js'
+import { BUS_COMMANDS, RELEASE_HELD_BUS_LEASES_SQLITE, runBusCommand } from '../capabilities/buses/cli.js'
 import { KEY_COMMAND_OPTIONS, KEY_COMMANDS, KeyUsageError, prepareKeyCommand, type KeyCommand } from '../capabilities/keys/cli.js'
 import { RELEASE_HELD_CLAIMS_SQLITE } from '../capabilities/idempotency/index.js'
 import { RELEASE_HELD_LEASES_SQLITE, runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from '../capabilities/webhooks/cli.js'
@@ -12,7 +13,8 @@ const COMMANDS = {
   ...KEY_COMMANDS,
   migrate: { usage: 'migrate', help: 'bring the database schema up to date and print its version' },
   ...BACKUP_COMMANDS,
-  ...WEBHOOK_COMMANDS
+  ...WEBHOOK_COMMANDS,
+  ...BUS_COMMANDS
 } as const
 type CommandName = keyof typeof COMMANDS
 
@@ -35,9 +37,9 @@ function usageOf (command: CommandName): string {
 
 /**
  * What `restore` ends in the restored copy, from each capability that holds something in the database
- * while it works (idempotency's claims in flight, webhooks' endpoint leases).
+ * while it works (idempotency's claims in flight, webhooks' endpoint leases, the buses' leases).
  */
-const RESTORE_RELEASES = [RELEASE_HELD_CLAIMS_SQLITE, RELEASE_HELD_LEASES_SQLITE]
+const RESTORE_RELEASES = [RELEASE_HELD_CLAIMS_SQLITE, RELEASE_HELD_LEASES_SQLITE, RELEASE_HELD_BUS_LEASES_SQLITE]
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
 class UsageError extends Error {
@@ -64,7 +66,7 @@ function readCommandLine (argv: readonly string[]): Request {
   const [first, second, ...rest] = argv
   if (first === undefined) throw new UsageError('a command is required')
   if (first === 'help' || first === '--help' || first === '-h') return { help: USAGE }
-  if (first === 'migrate' || first in BACKUP_COMMANDS) return { command: first as CommandName, args: argv.slice(1) }
+  if (first === 'migrate' || first === 'buses' || first in BACKUP_COMMANDS) return { command: first as CommandName, args: argv.slice(1) }
   if (first !== 'keys' && first !== 'webhooks') throw new UsageError(`unknown command "${first}"`)
   const actions = actionsOf(first === 'keys' ? KEY_COMMANDS : WEBHOOK_COMMANDS)
   if (second === undefined) throw new UsageError(`${first} needs an action: ${actions}`)
@@ -109,6 +111,10 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
           : `${database}: applied ${migration.applied.join(', ')}; schema now at version ${migration.version}`)
         return 0
       })
+    }
+    if (command === 'buses') {
+      if (parsed.positionals.length > 0) throw new UsageError('buses takes no arguments', usageOf(command))
+      return await naming(loadConfig(env), async (config) => await runBusCommand(parsed.values.json === true, config, out, err))
     }
     try {
       if (command in WEBHOOK_COMMANDS) return await runWebhookCommand(command as WebhookCommand, parsed.values, parsed.positionals, loadConfig(env), out, err)

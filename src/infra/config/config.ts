@@ -4,6 +4,7 @@ import { ConfigError } from './config-error.js'
 import { parseNetworks } from './networks.js'
 import { INSTALL_ROOT } from '../runtime/install-root.js'
 import { parseTracing, type TraceSampler, type TracingSettings } from './otel-config.js'
+import { parseBuses, type BusSettings } from './bus-config.js'
 
 /** How long SQLite waits for another connection's write lock before the request gets a 503. */
 export const SQLITE_BUSY_TIMEOUT_MS = 250
@@ -72,6 +73,8 @@ export interface Config {
   readonly webhooks: WebhookSettings
   /** When new requests are answered 503 `overloaded` at once (`OVERLOAD_*`). */
   readonly overload: OverloadSettings
+  /** The message buses every event is relayed to (`NATS_*`, `AMQP_*`), each off while its URL is unset. */
+  readonly buses: BusSettings
 }
 
 /** Load shedding, from the `OVERLOAD_*` variables (docs/operations.md says why these bounds). */
@@ -107,6 +110,7 @@ export interface WebhookSettings {
 }
 
 export type { TraceSampler, TracingSettings }
+export type { AmqpBusSettings, BusSettings, NatsBusSettings } from './bus-config.js'
 
 /** The most worker processes `WORKERS` may ask for. */
 export const MAX_WORKERS = 64
@@ -129,6 +133,7 @@ export const CONFIG_VARIABLES = [
   'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_INTERVAL_MS', 'WEBHOOK_ALLOW_HTTP',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_ALLOWED_NETWORKS',
   'OVERLOAD_SHEDDING', 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', 'OVERLOAD_MAX_ACCEPT_QUEUE',
+  'NATS_URL', 'NATS_STREAM', 'NATS_SUBJECT_PREFIX', 'AMQP_URL', 'AMQP_EXCHANGE',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   'OTEL_SDK_DISABLED', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'
@@ -225,17 +230,14 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
       maxEventLoopDelayMs: parseInteger('OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', env.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS, 0, 60_000) ?? DEFAULT_OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
       maxEventLoopUtilization: (parseInteger('OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', env.OVERLOAD_MAX_EVENT_LOOP_UTILIZATION, 0, 100) ?? 0) / 100,
       maxAcceptQueue: parseInteger('OVERLOAD_MAX_ACCEPT_QUEUE', env.OVERLOAD_MAX_ACCEPT_QUEUE, 0, 65_535) ?? DEFAULT_OVERLOAD_MAX_ACCEPT_QUEUE
-    })
+    }),
+    buses: parseBuses(env)
   })
 }
 
-function isUnset (value: string | undefined): value is undefined {
-  return value === undefined || value.trim() === ''
-}
+const isUnset = (value: string | undefined): value is undefined => value === undefined || value.trim() === ''
 
-function parsePort (value: string | undefined): number {
-  return parseInteger('PORT', value, 0, 65535) ?? 8080
-}
+const parsePort = (value: string | undefined): number => parseInteger('PORT', value, 0, 65535) ?? 8080
 
 function parseHost (value: string | undefined): string {
   if (isUnset(value)) return '127.0.0.1'
@@ -244,11 +246,8 @@ function parseHost (value: string | undefined): string {
   return host
 }
 
-function formatHost (host: string): string {
-  return host.includes(':') ? `[${host}]` : host
-}
+const formatHost = (host: string): string => host.includes(':') ? `[${host}]` : host
 
-/** An integer setting within [min, max], or undefined when unset. */
 function parseWorkers (value: string | undefined, database: DatabaseLocation): number {
   const workers = parseInteger('WORKERS', value, 1, MAX_WORKERS) ?? 1
   if (workers > 1 && database.kind === 'sqlite-memory') {
@@ -257,6 +256,7 @@ function parseWorkers (value: string | undefined, database: DatabaseLocation): n
   return workers
 }
 
+/** An integer setting within [min, max], or undefined when unset. */
 function parseInteger (variable: string, value: string | undefined, min: number, max: number): number | undefined {
   if (isUnset(value)) return undefined
   const number = /^\d+$/.test(value.trim()) ? Number(value) : NaN

@@ -135,6 +135,73 @@ export class Metrics {
     }
   }
 
+  readonly busPublished = new Counter({
+    name: 'petstore_bus_published_events_total',
+    help: 'Events published to a message bus and acknowledged by its broker, by bus (nats, rabbitmq); an event published again after a failure counts again.',
+    labelNames: ['bus'] as const,
+    registers: [this.registry]
+  })
+
+  readonly busFailures = new Counter({
+    name: 'petstore_bus_publish_failures_total',
+    help: 'Batches a message bus did not acknowledge (broker down, refusing or slow), by bus: the batch waits in the outbox and is published again.',
+    labelNames: ['bus'] as const,
+    registers: [this.registry]
+  })
+
+  readonly busRetentionSkips = new Counter({
+    name: 'petstore_bus_retention_skips_total',
+    help: 'Times a bus fell behind event retention and skipped past the events retention had deleted, unpublished, by bus: any is an incident.',
+    labelNames: ['bus'] as const,
+    registers: [this.registry]
+  })
+
+  readonly busPublishLag = new Histogram({
+    name: 'petstore_bus_publish_lag_seconds',
+    help: 'Time from an event\'s commit (its occurredAt) to its broker\'s acknowledgement, by bus, one observation per event published.',
+    labelNames: ['bus'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86_400],
+    registers: [this.registry]
+  })
+
+  /** Per bus, the events waiting and the age of the oldest: read from the store when scraped (every instance reports the same). */
+  readonly busWaitingEvents = new Gauge({
+    name: 'petstore_bus_waiting_events',
+    help: 'Events recorded but not yet published to a bus, by bus, read from the store at each scrape.',
+    labelNames: ['bus'] as const,
+    registers: [this.registry],
+    collect: async () => { await this.#readBuses() }
+  })
+
+  readonly busLag = new Gauge({
+    name: 'petstore_bus_lag_seconds',
+    help: 'Age of the oldest event not yet published to a bus (0 when none waits), by bus, read from the store at each scrape.',
+    labelNames: ['bus'] as const,
+    registers: [this.registry],
+    collect: async () => { await this.#readBuses() }
+  })
+
+  #measureBuses: (() => Promise<void>) | undefined
+  // one read of the store serves both gauges of a scrape, which prom-client collects at once
+  #busReading: Promise<void> | undefined
+
+  async #readBuses (): Promise<void> {
+    this.#busReading ??= (this.#measureBuses?.() ?? Promise.resolve()).finally(() => { this.#busReading = undefined })
+    await this.#busReading
+  }
+
+  /** Reads each bus's waiting events and the time of the oldest from `read` at each scrape. */
+  measureBuses (read: () => Promise<Array<{ bus: string, waitingEvents: number, oldestWaitingAt: Date | undefined }>>, now: () => number): void {
+    this.#measureBuses = async () => {
+      // a store that cannot answer leaves the last reading: 0 would say "nothing waits"
+      const buses = await read().catch(() => undefined)
+      for (const { bus, waitingEvents, oldestWaitingAt } of buses ?? []) {
+        this.busWaitingEvents.set({ bus }, waitingEvents)
+        this.busLag.set({ bus }, oldestWaitingAt === undefined ? 0 : Math.max(0, (now() - oldestWaitingAt.getTime()) / 1000))
+      }
+    }
+  }
+
   #readinessCheck: (() => Promise<void>) | undefined
 
   readonly ready = new Gauge({

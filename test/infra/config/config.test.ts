@@ -40,7 +40,8 @@ describe('loadConfig', () => {
       tracing: undefined,
       eventRetentionDays: 30,
       webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, 50_400_000, 50_400_000, 86_400_000], concurrency: 8, endpointConcurrency: 16, pollIntervalMs: 250, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] },
-      overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0, maxAcceptQueue: 64 }
+      overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0, maxAcceptQueue: 64 },
+      buses: { nats: undefined, amqp: undefined }
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -82,7 +83,12 @@ describe('loadConfig', () => {
       OVERLOAD_SHEDDING: 'false',
       OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '250',
       OVERLOAD_MAX_EVENT_LOOP_UTILIZATION: '95',
-      OVERLOAD_MAX_ACCEPT_QUEUE: '128'
+      OVERLOAD_MAX_ACCEPT_QUEUE: '128',
+      NATS_URL: ' nats://user:s3cret@nats.internal:4222 ',
+      NATS_STREAM: 'STORE_EVENTS',
+      NATS_SUBJECT_PREFIX: 'store.events',
+      AMQP_URL: 'amqps://petstore:s3cret@rabbit.internal:5671/shop',
+      AMQP_EXCHANGE: 'store.events'
     }, '/srv/petstore')
 
     assert.deepEqual(config, {
@@ -107,7 +113,11 @@ describe('loadConfig', () => {
       tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
       eventRetentionDays: 7,
       webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, endpointConcurrency: 3, pollIntervalMs: 500, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] },
-      overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95, maxAcceptQueue: 128 }
+      overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95, maxAcceptQueue: 128 },
+      buses: {
+        nats: { url: 'nats://user:s3cret@nats.internal:4222', stream: 'STORE_EVENTS', subjectPrefix: 'store.events' },
+        amqp: { url: 'amqps://petstore:s3cret@rabbit.internal:5671/shop', exchange: 'store.events' }
+      }
     })
   })
 
@@ -148,6 +158,27 @@ describe('loadConfig', () => {
       const error = configError(env)
       assert.equal(error.variable, variable)
       assert.match(error.message, message)
+    }
+  })
+
+  test('When only NATS_URL or AMQP_URL is set, then its bus has the documented stream, subjects or exchange', () => {
+    assert.deepEqual(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222' }).buses, { nats: { url: 'nats://127.0.0.1:4222', stream: 'PETSTORE_EVENTS', subjectPrefix: 'petstore.events' }, amqp: undefined })
+    assert.deepEqual(loadConfig({ AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' }).buses, { nats: undefined, amqp: { url: 'amqp://guest:guest@127.0.0.1:5672', exchange: 'petstore.events' } })
+  })
+
+  test('When a NATS_ or AMQP_ variable is wrong, then the error names it and what it must be, never a password', () => {
+    const cases: Array<[Record<string, string>, string, RegExp]> = [
+      [{ NATS_URL: 'http://user:s3cret@nats:4222' }, 'NATS_URL', /must be nats:\/\//],
+      [{ NATS_URL: 'nats://127.0.0.1:4222', NATS_STREAM: 'PETSTORE.EVENTS' }, 'NATS_STREAM', /got "PETSTORE\.EVENTS"/],
+      [{ NATS_URL: 'nats://127.0.0.1:4222', NATS_SUBJECT_PREFIX: 'petstore.>' }, 'NATS_SUBJECT_PREFIX', /without wildcards/],
+      [{ AMQP_URL: 'rabbit://user:s3cret@rabbit' }, 'AMQP_URL', /must be amqp:\/\//],
+      [{ AMQP_URL: 'amqp://rabbit', AMQP_EXCHANGE: 'amq.topic' }, 'AMQP_EXCHANGE', /not starting with amq\./]
+    ]
+    for (const [env, variable, message] of cases) {
+      const error = configError(env)
+      assert.equal(error.variable, variable)
+      assert.match(error.message, message)
+      assert.doesNotMatch(error.message, /s3cret/)
     }
   })
 

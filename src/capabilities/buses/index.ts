@@ -1,0 +1,2 @@
+/** Message buses: the change feed relayed to NATS JetStream and RabbitMQ as CloudEvents; the `buses` CLI command. */
+export { buses } from './buses-plugin.js'

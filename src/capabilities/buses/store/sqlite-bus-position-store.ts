@@ -1,0 +1,54 @@
+import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
+import type { BusLease, BusName, BusPositionStore, BusStatus } from './bus-position-store.js'
+import { rowToBusStatus, type BusStatusRow } from './bus-rows.js'
+import { SQLITE_BUS_SQL as SQL, sqliteParameters } from './bus-sql.js'
+
+/**
+ * The buses' positions and leases in the SQLite file. Writes commit without waiting for the disk
+ * (`runWithoutFsync`): a position lost to a power cut is published again, which consumers already allow
+ * (at least once), and an fsync per batch would stall the event loop the requests share.
+ */
+export class SqliteBusPositionStore implements BusPositionStore {
+  readonly #database: SqliteDatabase
+  #prepared: PreparedStatements<keyof typeof SQL> | undefined
+
+  constructor (database: SqliteDatabase) {
+    this.#database = database
+  }
+
+  // prepared on first use: the table exists once the database is migrated
+  get #statements (): PreparedStatements<keyof typeof SQL> {
+    this.#prepared ??= this.#database.prepare(SQL)
+    return this.#prepared
+  }
+
+  async ensureBus (bus: BusName): Promise<void> {
+    this.#database.runWithoutFsync(() => this.#statements.ensureBus.run(sqliteParameters(bus)))
+  }
+
+  async findBus (bus: BusName): Promise<BusLease | undefined> {
+    const row = this.#database.run(() => this.#statements.findBus.get(sqliteParameters(bus))) as { published_through: number, lease_token: string | null, lease_until: number | null, waiting: number } | undefined
+    return row === undefined ? undefined : { publishedThrough: row.published_through, leaseToken: row.lease_token ?? undefined, leaseUntil: row.lease_until ?? undefined, waiting: row.waiting === 1 }
+  }
+
+  async claimBus (bus: BusName, token: string, holder: string, now: number, leaseMs: number): Promise<number | undefined> {
+    const row = this.#database.runWithoutFsync(() => this.#statements.claimBus.get(sqliteParameters(bus, token, holder, now, leaseMs))) as { published_through: number } | undefined
+    return row?.published_through
+  }
+
+  async advanceBus (bus: BusName, token: string, through: number, now: number, leaseMs: number): Promise<boolean> {
+    return this.#database.runWithoutFsync(() => this.#statements.advanceBus.get(sqliteParameters(bus, token, through, now, leaseMs))) !== undefined
+  }
+
+  async recordBusFailure (bus: BusName, token: string, message: string, now: number): Promise<void> {
+    this.#database.runWithoutFsync(() => this.#statements.recordBusFailure.run(sqliteParameters(bus, token, message, now)))
+  }
+
+  async releaseBus (bus: BusName, token: string, now: number): Promise<void> {
+    this.#database.runWithoutFsync(() => this.#statements.releaseBus.run(sqliteParameters(bus, token, now)))
+  }
+
+  async listBuses (now: number): Promise<BusStatus[]> {
+    return (this.#database.run(() => this.#statements.listBuses.all()) as BusStatusRow[]).map((row) => rowToBusStatus(row, now))
+  }
+}
