@@ -184,6 +184,8 @@ const TRAFFIC: TrafficCase[] = [
   { operation: 'getReadiness', status: 200, what: 'the readiness probe', request: () => ({ method: 'GET', path: '/readyz' }) },
   { operation: 'getOpenApiJson', status: 200, what: 'the document as JSON', request: () => ({ method: 'GET', path: '/openapi.json' }) },
   { operation: 'getOpenApiYaml', status: 200, what: 'the document as YAML', request: () => ({ method: 'GET', path: '/openapi.yaml' }) },
+  { operation: 'getAsyncApiJson', status: 200, what: 'the events\' AsyncAPI document as JSON', request: () => ({ method: 'GET', path: '/asyncapi.json' }) },
+  { operation: 'getAsyncApiYaml', status: 200, what: 'the events\' AsyncAPI document as YAML', request: () => ({ method: 'GET', path: '/asyncapi.yaml' }) },
   // a key that is sent but unknown: without any key, Prism answers 401 itself instead of forwarding
   ...forEveryOperation(401, 'an unknown key', ({ unknownKey }) => unknownKey),
   ...forEveryOperation(429, 'an unknown key from an address over the failed-auth limit', ({ unknownKey }) => unknownKey, async ({ api, unknownKey }) => {
@@ -208,7 +210,9 @@ const TRAFFIC: TrafficCase[] = [
 const NOT_PROVOKED: Record<string, string> = {
   500: 'a fault of ours: nothing provokes one on purpose (test/errors.test.ts checks its shape)',
   'getOpenApiJson 503': 'only while the instance is overloaded (test/overload/load-shedding.test.ts)',
-  'getOpenApiYaml 503': 'only while the instance is overloaded (test/overload/load-shedding.test.ts)'
+  'getOpenApiYaml 503': 'only while the instance is overloaded (test/overload/load-shedding.test.ts)',
+  'getAsyncApiJson 503': 'only while the instance is overloaded (test/overload/load-shedding.test.ts)',
+  'getAsyncApiYaml 503': 'only while the instance is overloaded (test/overload/load-shedding.test.ts)'
 }
 
 // sent with every answer and described once in the document's prose, or HTTP's own framing

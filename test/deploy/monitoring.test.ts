@@ -78,7 +78,7 @@ describe('monitoring (deploy/prometheus, deploy/grafana)', () => {
     const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     const labelsOf = (text: string): Set<string> => new Set([...text.matchAll(/^petstore_http_requests_total\{operation="([^"]+)"/gm)].map((match) => match[1]!))
     const counters = await scrape()
-    for (const path of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/', '/docs/json', '/docs/static/index.html']) await (await fetch(`${server.baseUrl}${path}`, { redirect: 'manual' })).arrayBuffer()
+    for (const path of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/v1/asyncapi.json', '/v1/asyncapi.yaml', '/docs', '/docs/', '/docs/json', '/docs/static/index.html']) await (await fetch(`${server.baseUrl}${path}`, { redirect: 'manual' })).arrayBuffer()
     const probesAndDocuments = labelsOf(await scrape())
     for (const path of ['/v1/pets', '/v1/pets/1', '/v1/categories']) await (await fetch(`${server.baseUrl}${path}`)).arrayBuffer()
     const api = [...labelsOf(await scrape())].filter((label) => !probesAndDocuments.has(label) && label !== 'unmatched')

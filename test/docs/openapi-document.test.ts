@@ -8,7 +8,6 @@ import { API_LICENSE } from '../../src/capabilities/docs/openapi.js'
 import { ERROR_CODES, statusesOf, type ErrorCode } from '../../src/infra/errors/catalogue.js'
 import { securityHeaders } from '../../src/infra/http/security.js'
 import { DOCUMENT_MAX_LENGTH } from '../../src/capabilities/docs/openapi-document-routes.js'
-import { EVENT_TYPES } from '../../src/capabilities/events/event-schemas.js'
 import { IDEMPOTENCY_KEY_PATTERN } from '../../src/capabilities/idempotency/idempotency-header.js'
 import { codesNamedIn } from '../../src/infra/schemas/responses.js'
 import { buildTestApp } from '../helpers/build-app.js'
@@ -254,11 +253,12 @@ describe('the served OpenAPI document', () => {
   })
 
   test('When the feed\'s type filter is read, then it is a list of the event types, written as the parameter repeated', async (t) => {
-    const { document } = await fetchDocument(t)
+    const { document, app } = await fetchDocument(t)
 
     const type = operation(document, '/events', 'get').parameters?.find((p) => p.name === 'type') as Record<string, unknown> & { schema: Record<string, unknown> }
     assert.deepEqual([type.style, type.explode], ['form', true])
-    assert.deepEqual(type.schema.items, { type: 'string', enum: [...EVENT_TYPES] })
+    assert.deepEqual(type.schema.items, { type: 'string', enum: [...app.eventTypes.types] })
+    assert.deepEqual(app.eventTypes.types, ['pet.created', 'pet.updated', 'order.created', 'order.updated'], 'the producers\' types, in registration order')
     assert.deepEqual([type.schema.style, type.schema.explode], [undefined, undefined], 'on the parameter, not in its schema')
   })
 

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { Event } from '../../src/capabilities/events/event-schemas.js'
 import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import { buildTestApp, createdPet, patchPet, type TestApp } from '../helpers/build-app.js'
 import { mockDate } from '../helpers/clock.js'
 import { execSql, freshDatabaseUrl, requiresPostgres } from '../helpers/databases.js'
-import { eventPage, followFeed } from '../helpers/events.js'
+import { type Event, eventPage, followFeed } from '../helpers/events.js'
 
 // The feed's ordering promise where it can break: several instances on one PostgreSQL database,
 // each with its own pool, writing at once while readers follow `next` the whole time.

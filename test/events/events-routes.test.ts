@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { generateApiKey, hashApiKey } from '../../src/capabilities/keys/api-keys.js'
-import type { Event } from '../../src/capabilities/events/event-schemas.js'
 import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, createdPet, patchPet, postPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { mockDate } from '../helpers/clock.js'
-import { eventPage, followFeed, nextLinkOf } from '../helpers/events.js'
+import { type Event, eventPage, followFeed, nextLinkOf } from '../helpers/events.js'
 import { patchOrder, placedOrder } from '../orders/orders-helpers.js'
 
 const DAY_MS = 86_400_000

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import type { Event } from '../../src/capabilities/events/event-schemas.js'
+import type { OrderCreatedEvent, OrderUpdatedEvent } from '../../src/capabilities/orders/index.js'
+import type { PetCreatedEvent, PetUpdatedEvent } from '../../src/capabilities/pets/index.js'
 import type { TestApp } from './build-app.js'
+
+/** Any event the app's producers record, precisely (the events capability itself knows only the envelope). */
+export type Event = PetCreatedEvent | PetUpdatedEvent | OrderCreatedEvent | OrderUpdatedEvent
+export type EventType = Event['type']
 
 /** The path and query of an answer's `rel="next"` link (the feed always sends one). */
 export function nextLinkOf (res: LightMyRequestResponse): string {

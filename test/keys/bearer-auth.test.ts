@@ -155,7 +155,7 @@ for (const store of testStores()) {
     test('When the public documents and probes are called without a key, then they answer', async (t) => {
       const { app } = await buildTestApp(t, { store })
 
-      for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml']) {
+      for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/v1/asyncapi.json', '/v1/asyncapi.yaml']) {
         const res = await app.inject({ method: 'GET', url })
         assert.equal(res.statusCode, 200, url)
       }

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
-import type { Event } from '../../src/capabilities/events/event-schemas.js'
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { parseEventTypes } from '../../src/capabilities/webhooks/webhook-endpoints.js'
 import { buildTestApp, createdPet, testStores } from '../helpers/build-app.js'
-import { followFeed } from '../helpers/events.js'
+import { type Event, followFeed } from '../helpers/events.js'
 import { webhookReceiver } from '../helpers/webhook-receiver.js'
 import { patchOrder, placedOrder } from './orders-helpers.js'
 
@@ -17,7 +16,7 @@ for (const store of testStores()) {
       const receiver = await webhookReceiver(t)
       const api = await buildTestApp(t, { store, env: ENV })
       const secret = generateWebhookSecret()
-      await api.app.webhookStore.createWebhookEndpoint({ name: 'orders', url: receiver.url, eventTypes: parseEventTypes('order.created,order.updated'), secret }, new Date())
+      await api.app.webhookStore.createWebhookEndpoint({ name: 'orders', url: receiver.url, eventTypes: parseEventTypes('order.created,order.updated', api.app.eventTypes.types), secret }, new Date())
       const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
       const order = await placedOrder(api, pet.id)
       assert.equal((await patchOrder(api, order.id, { status: 'cancelled' })).statusCode, 200)

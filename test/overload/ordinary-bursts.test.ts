@@ -14,7 +14,7 @@ for (const store of testStores()) {
       const apiKey = strongApiKey()
       const metricsPort = await freePort()
       const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, store), PETSTORE_API_KEYS: apiKey, METRICS_PORT: String(metricsPort), ...DEFAULTS })
-      for (const path of ['/v1/openapi.yaml', '/v1/openapi.json', '/docs/', '/docs/json', '/docs/yaml']) assert.equal((await get(server, path)).status, 200, path)
+      for (const path of ['/v1/openapi.yaml', '/v1/openapi.json', '/v1/asyncapi.json', '/v1/asyncapi.yaml', '/docs/', '/docs/json', '/docs/yaml']) assert.equal((await get(server, path)).status, 200, path)
 
       assert.deepEqual(await createBurst(server.port, apiKey, 200), { 201: 200 })
       assert.equal(await shedCount(metricsPort), 0)

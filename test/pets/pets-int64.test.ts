@@ -3,11 +3,10 @@ import { describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { parseJson } from '../../src/infra/json/exact-json.js'
 import type { Int64 } from '../../src/infra/json/int64.js'
-import type { Event } from '../../src/capabilities/events/event-schemas.js'
 import { buildTestApp, testStores, type TestApp } from '../helpers/build-app.js'
 import { assertError } from '../helpers/assertions.js'
 import { manualClock } from '../helpers/clock.js'
-import { nextLinkOf } from '../helpers/events.js'
+import { type Event, nextLinkOf } from '../helpers/events.js'
 import { storeListReads, untilCaching } from '../helpers/page-cache.js'
 
 // int64 values a JavaScript number cannot hold, each as a JSON literal and as the exact value

@@ -158,7 +158,7 @@ for (const store of testStores()) {
   })
 
   describe(`public routes and rate limits (${store})`, () => {
-    for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml']) {
+    for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/v1/asyncapi.json', '/v1/asyncapi.yaml']) {
       test(`When ${url} is called far beyond every limit, then it is never refused and carries no rate-limit fields`, async (t) => {
         const { app } = await buildTestApp(t, { store, env: { RATE_LIMIT_MAX: '1', AUTH_FAILURE_LIMIT: '1' } })
         // the address is blocked for failed authentications: public routes still answer

@@ -42,7 +42,7 @@ async function releaseCli (release: Release, args: string[], env: NodeJS.Process
 
 // what the bundled server (dist/bin/server.js) must answer byte for byte as the modules do: the document, and the
 // /docs page's parts that are built at run time (the page, its start-up script with our plugin written out)
-const SAME_AS_THE_MODULES = ['/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/static/index.html', '/docs/static/swagger-initializer.js',
+const SAME_AS_THE_MODULES = ['/v1/openapi.json', '/v1/openapi.yaml', '/v1/asyncapi.json', '/v1/asyncapi.yaml', '/docs', '/docs/static/index.html', '/docs/static/swagger-initializer.js',
   '/docs/static/theme/petstore-plugin.js', '/docs/json', '/docs/static/swagger-ui-bundle.js']
 
 /** The bodies the app built from the source answers `paths` with, configured by `env` on an in-memory store. */

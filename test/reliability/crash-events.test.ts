@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { Event } from '../../src/capabilities/events/event-schemas.js'
+import type { Event } from '../helpers/events.js'
 import type { Pet, PetStatus } from '../../src/capabilities/pets/pet-schemas.js'
 import { loadThenKill, summarize } from '../helpers/crash-load.js'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { Event } from '../../src/capabilities/events/event-schemas.js'
+import type { Event } from '../helpers/events.js'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'
 import { bearer, loadEnv, sleep, strongApiKey } from '../helpers/live-server.js'
 import { freePort, runCli, serverProcesses, childEnv } from '../helpers/processes.js'

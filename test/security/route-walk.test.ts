@@ -6,7 +6,7 @@ import { assertError } from '../helpers/assertions.js'
 import { readAllCells } from '../helpers/databases.js'
 import { generateApiKey, hashApiKey } from '../../src/capabilities/keys/api-keys.js'
 
-// the documented public set: probes, the API description and its reference page (/docs), nothing else;
+// the documented public set: probes, the API description, the events' (AsyncAPI) and the reference page (/docs), nothing else;
 // each route with the URLs that show it answers and the status each answers with (the page's routes are
 // two, /docs and /docs/*, which answer for every part of the page: src/docs/api-reference.ts)
 const PUBLIC_ROUTES = new Map([
@@ -14,6 +14,8 @@ const PUBLIC_ROUTES = new Map([
   ['/readyz', [{ url: '/readyz', status: 200 }]],
   ['/v1/openapi.json', [{ url: '/v1/openapi.json', status: 200 }]],
   ['/v1/openapi.yaml', [{ url: '/v1/openapi.yaml', status: 200 }]],
+  ['/v1/asyncapi.json', [{ url: '/v1/asyncapi.json', status: 200 }]],
+  ['/v1/asyncapi.yaml', [{ url: '/v1/asyncapi.yaml', status: 200 }]],
   ['/docs', [{ url: '/docs', status: 200 }]],
   ['/docs/*', [
     { url: '/docs/', status: 200 },

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
-import type { Event, EventType } from '../../src/capabilities/events/event-schemas.js'
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { WEBHOOK_USER_AGENT } from '../../src/capabilities/webhooks/webhook-policy.js'
 import { buildTestApp, createdPet, patchPet, testStores, type TestApp } from '../helpers/build-app.js'
-import { followFeed } from '../helpers/events.js'
+import { type Event, type EventType, followFeed } from '../helpers/events.js'
 import { endpointState, eventually } from '../helpers/webhook-endpoints.js'
 import { webhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js'
 

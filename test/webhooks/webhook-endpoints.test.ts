@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { EVENT_TYPES } from '../../src/capabilities/events/index.js'
+import { CLI_EVENT_TYPES as KNOWN } from '../../src/capabilities/webhooks/cli-event-types.js'
 import { checkEndpointRequest, parseEventTypes, WebhookEndpointError } from '../../src/capabilities/webhooks/webhook-endpoints.js'
 import { loadConfig } from '../../src/infra/config/config.js'
 
@@ -8,33 +8,33 @@ const SETTINGS = loadConfig({}).webhooks
 
 describe('webhook endpoint rules', () => {
   test('When no event types are named, then the endpoint gets every type; when some are, then those, in the document\'s order', () => {
-    assert.deepEqual(parseEventTypes(undefined), [...EVENT_TYPES])
-    assert.deepEqual(parseEventTypes(' pet.updated , pet.created,'), ['pet.created', 'pet.updated'])
+    assert.deepEqual(parseEventTypes(undefined, KNOWN), [...KNOWN])
+    assert.deepEqual(parseEventTypes(' pet.updated , pet.created,', KNOWN), ['pet.created', 'pet.updated'])
   })
 
   test('When an event type is unknown or the list is empty, then it is refused naming the list and the unknown type', () => {
-    assert.throws(() => parseEventTypes('pet.deleted'), (error: unknown) => {
+    assert.throws(() => parseEventTypes('pet.deleted', KNOWN), (error: unknown) => {
       assert.ok(error instanceof WebhookEndpointError)
       assert.equal(error.field, 'events')
       assert.match(error.message, /--events must be a comma-separated list of pet\.created, pet\.updated, order\.created, order\.updated; "pet\.deleted" is not an event type/)
       return true
     })
-    assert.throws(() => parseEventTypes(' , '), (error: unknown) => error instanceof WebhookEndpointError && error.field === 'events')
+    assert.throws(() => parseEventTypes(' , ', KNOWN), (error: unknown) => error instanceof WebhookEndpointError && error.field === 'events')
   })
 
   test('When a request is checked, then the name defaults to the URL\'s host and a name too long or blank is refused', async () => {
-    const request = await checkEndpointRequest('https://203.0.113.10/hooks', undefined, undefined, { ...SETTINGS, allowPrivateNetworks: true })
+    const request = await checkEndpointRequest('https://203.0.113.10/hooks', undefined, undefined, { ...SETTINGS, allowPrivateNetworks: true }, KNOWN)
     assert.equal(request.name, '203.0.113.10')
     assert.equal(request.url.href, 'https://203.0.113.10/hooks')
 
     for (const name of ['  ', 'x'.repeat(101)]) {
-      await assert.rejects(checkEndpointRequest('https://203.0.113.10/hooks', undefined, name, { ...SETTINGS, allowPrivateNetworks: true }),
+      await assert.rejects(checkEndpointRequest('https://203.0.113.10/hooks', undefined, name, { ...SETTINGS, allowPrivateNetworks: true }, KNOWN),
         (error: unknown) => error instanceof WebhookEndpointError && error.field === 'name' && /--name must have 1 to 100 characters/.test(error.message))
     }
   })
 
   test('When the URL is refused, then the error names the URL as the part that is wrong', async () => {
-    await assert.rejects(checkEndpointRequest('ftp://example.com/hooks', undefined, undefined, SETTINGS),
+    await assert.rejects(checkEndpointRequest('ftp://example.com/hooks', undefined, undefined, SETTINGS, KNOWN),
       (error: unknown) => error instanceof WebhookEndpointError && error.field === 'url')
   })
 })

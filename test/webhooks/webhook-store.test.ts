@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
-import type { EventType } from '../../src/capabilities/events/event-schemas.js'
+import type { EventType } from '../helpers/events.js'
 import type { EventStore } from '../../src/capabilities/events/store/event-store.js'
 import { openStores } from '../helpers/stores.js'
 import type { PetStore } from '../../src/capabilities/pets/store/pet-store.js'

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import apiReference, { pageDocumentOf, ReferencePage } from './api-reference.js'
+import { asyncApiDocument } from './asyncapi.js'
 import { registerOpenApi } from './openapi.js'
 import openApiDocument from './openapi-document-routes.js'
 import { ServedDocuments } from './served-documents.js'
@@ -10,11 +11,16 @@ export const openApi = fp(async (app) => {
 }, { name: 'petstore-openapi', dependencies: ['petstore-http-foundation'] })
 
 /**
- * The document (`/v1/openapi.json`, `.yaml`) and the interactive reference (`/docs`), both without a key.
- * All of it is built in the background as soon as the server listens, so no request pays for it.
+ * The documents (`/v1/openapi.json`, `.yaml`; the events' `/v1/asyncapi.json`, `.yaml`) and the interactive
+ * reference (`/docs`), all without a key. All of it is built in the background as soon as the server listens,
+ * so no request pays for it.
  */
 export const docsRoutes = fp(async (app) => {
-  const documents = new ServedDocuments(app, pageDocumentOf)
+  const context = { config: app.config, eventTypes: app.eventTypes }
+  const documents = new ServedDocuments(app, pageDocumentOf, (openApi) => {
+    const components = openApi.components as { schemas?: Record<string, unknown> } | undefined
+    return asyncApiDocument(context, components?.schemas ?? {})
+  })
   const page = new ReferencePage(app, documents)
   await app.register(openApiDocument, { prefix: '/v1', documents })
   await app.register(apiReference, { page })

@@ -8,7 +8,12 @@ import type { ServedDocuments } from './served-documents.js'
 /** A bound on the document's size, in characters (it is about a tenth of it). */
 export const DOCUMENT_MAX_LENGTH = 1_048_576
 
-/** The served OpenAPI document, as JSON and YAML, without authentication. */
+// the Error body is JSON, whatever the document's own type
+function yamlOverloadedResponse (): Record<string, unknown> {
+  return { description: overloadedResponse().description, headers: overloadedResponse().headers, content: { 'application/json': { schema: overloadedResponse(), examples: overloadedResponse()['x-examples'] } } }
+}
+
+/** The served OpenAPI document and the events' AsyncAPI document, each as JSON and YAML, without authentication. */
 const openApiDocument: FastifyPluginAsyncTypebox<{ documents: ServedDocuments }> = async (app, { documents }) => {
   const common = { tags: ['operations'], security: [] }
   const example = { openapi: '3.1.0', info: { title: 'Pet Store', version: API_VERSION } }
@@ -35,8 +40,7 @@ const openApiDocument: FastifyPluginAsyncTypebox<{ documents: ServedDocuments }>
       produces: ['application/yaml'],
       response: {
         200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] },
-        // the Error body is JSON, whatever the document's own type
-        503: { description: overloadedResponse().description, headers: overloadedResponse().headers, content: { 'application/json': { schema: overloadedResponse(), examples: overloadedResponse()['x-examples'] } } }
+        503: yamlOverloadedResponse()
       }
     }
   }, async (_request, reply) => {
@@ -44,8 +48,48 @@ const openApiDocument: FastifyPluginAsyncTypebox<{ documents: ServedDocuments }>
     return reply.type('application/yaml; charset=utf-8').send(yaml)
   })
 
-  allowOnly(app, '/openapi.json', ['GET'])
-  allowOnly(app, '/openapi.yaml', ['GET'])
+  const asyncApiExample = { asyncapi: '3.0.0', info: { title: 'Pet Store events', version: API_VERSION } }
+  const asyncApi = {
+    ...common,
+    'x-stability': 'beta' as const,
+    description: 'The AsyncAPI 3.0 document of the events (beta), without a key: the stream (`GET /v1/events` with `Accept: text/event-stream`) ' +
+      'and webhooks as channels, each event type a message, its payload the schema this document gives it (`components.schemas`).'
+  }
+
+  app.get('/asyncapi.json', {
+    schema: {
+      ...asyncApi,
+      operationId: 'getAsyncApiJson',
+      summary: 'The events, as AsyncAPI (JSON, beta)',
+      response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The AsyncAPI 3.0 document.', examples: [asyncApiExample] }, 503: overloadedResponse() }
+    }
+  }, async (_request, reply) => {
+    const { asyncApiJson } = await documents.texts()
+    return reply.type('application/json; charset=utf-8').send(asyncApiJson)
+  })
+
+  app.get('/asyncapi.yaml', {
+    schema: {
+      ...asyncApi,
+      operationId: 'getAsyncApiYaml',
+      summary: 'The events, as AsyncAPI (YAML, beta)',
+      produces: ['application/yaml'],
+      response: {
+        200: {
+          type: 'string',
+          maxLength: DOCUMENT_MAX_LENGTH,
+          description: 'The AsyncAPI 3.0 document, as YAML.',
+          examples: [`asyncapi: ${asyncApiExample.asyncapi}\ninfo:\n  title: ${asyncApiExample.info.title}\n  version: ${asyncApiExample.info.version}\n`]
+        },
+        503: yamlOverloadedResponse()
+      }
+    }
+  }, async (_request, reply) => {
+    const { asyncApiYaml } = await documents.texts()
+    return reply.type('application/yaml; charset=utf-8').send(asyncApiYaml)
+  })
+
+  for (const path of ['/openapi.json', '/openapi.yaml', '/asyncapi.json', '/asyncapi.yaml']) allowOnly(app, path, ['GET'])
 }
 
 export default openApiDocument

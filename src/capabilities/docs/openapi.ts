@@ -8,7 +8,7 @@ import { REQUEST_TIMEOUT_MS } from '../../infra/http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../../infra/http/request-id.js'
 import { securityHeaders } from '../../infra/http/security.js'
 import { unversionedServers } from '../../infra/http/base-url.js'
-import { EVENT_TYPES } from '../events/index.js'
+import type { EventTypeCatalogue } from '../events/index.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/index.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limits/index.js'
 import { DOCS_PREFIX } from './api-reference.js'
@@ -32,7 +32,7 @@ declare module 'fastify' {
 export const API_VERSION = '1.0.0'
 
 /** The API's description; the revocation delay depends on the deployment's key cache. */
-function describeApi (config: Config): string {
+function describeApi (config: Config, eventTypes: EventTypeCatalogue): string {
   const revocation = config.apiKeyCacheMs === 0
     ? 'a revoked key stops working at once'
     : `a revoked key stops working within ${config.apiKeyCacheMs / 1000} s on every instance`
@@ -82,7 +82,7 @@ ${PAGE_CACHE_MAX_AGE_MS / 1000} s at most. Cursors are opaque and bound to the
 
 ## Paths and query parameters
 A query parameter an operation does not list is a 400 \`invalid_request\` naming it (so
-\`?status[]=sold\` never returns the unfiltered list); the public routes (probes, this document)
+\`?status[]=sold\` never returns the unfiltered list); the public routes (probes, this document, the AsyncAPI one)
 ignore query strings. No path ends in \`/\`: \`/v1/pets/\` is a 404 \`not_found\`, like any path
 no route serves.
 
@@ -118,11 +118,13 @@ exactly one is made. A change is durable before 200. Retrying a PATCH is safe wi
 
 ## Events (beta)
 \`GET /events\` (\`listEvents\`, marked \`x-stability: beta\`) is the change feed: every change of a pet or an order records
-exactly one event (${EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}; an update carries the changed fields' previous values)
+exactly one event (${eventTypes.prose()}; an update carries the changed fields' previous values)
 in the same transaction as the change; a request that changes nothing records none; \`type\`, repeated, keeps only the
 types named. Event ids increase in commit order, so a consumer keeps the last id it processed and follows the always-present \`Link: <…/v1/events?after=…>; rel="next"\`, pausing when a page is empty.
 Events are kept ${config.eventRetentionDays} days on this deployment; asking for events after an id whose successors
 were deleted is 410 \`events_expired\`, and the consumer must resynchronize from \`listPets\`.
+The events, their schemas and the ways they are pushed (the stream, webhooks) are also described as AsyncAPI 3.0 (beta) at
+\`/v1/asyncapi.json\` and \`/v1/asyncapi.yaml\`, without a key.
 
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
@@ -181,13 +183,14 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config), contact: apiContact(config), license: API_LICENSE },
+      info: { title: 'Pet Store', version: API_VERSION, description: describeApi(config, app.eventTypes), contact: apiContact(config), license: API_LICENSE },
       servers,
+      externalDocs: { description: 'The events as AsyncAPI 3.0 (beta): the stream and webhooks, each event type a message.', url: `${config.publicBaseUrl}/asyncapi.json` },
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
         { name: 'events', description: 'The change feed: every change of a pet or an order, in commit order (beta).' },
         { name: 'store', description: 'Store orders: a beta addition to v1.' },
-        { name: 'operations', description: 'Health and this document; no key needed.' }
+        { name: 'operations', description: 'Health, this document and the events\' AsyncAPI document; no key needed.' }
       ],
       components: {
         securitySchemes: {
@@ -205,7 +208,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
       completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, cors: config.corsOrigins.length > 0, routeSchemas })
-      ;(document as { webhooks?: unknown }).webhooks = webhooksDocument(config.webhooks)
+      ;(document as { webhooks?: unknown }).webhooks = webhooksDocument(config.webhooks, app.eventTypes)
       return document
     },
     // name the components after the schemas' $id (Pet, NewPet, Error, …) instead of def-0, def-1, …

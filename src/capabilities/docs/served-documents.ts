@@ -12,7 +12,14 @@ export interface DocumentTexts {
   readonly pageJson: string
   /** `/docs/yaml` */
   readonly pageYaml: string
+  /** `/v1/asyncapi.json`: the events, as {@link ServedDocuments}' `asyncApiOf` makes them of the OpenAPI document. */
+  readonly asyncApiJson: string
+  /** `/v1/asyncapi.yaml` */
+  readonly asyncApiYaml: string
 }
+
+/** Makes a document from the OpenAPI document (the page's copy, the AsyncAPI document). */
+export type DocumentOf = (document: Readonly<Record<string, unknown>>) => Record<string, unknown>
 
 // int64 bounds are bigints (2^63 − 1 is no double): written digit for digit and untagged, as plain integers
 const BIGINT = new jsYaml.Type('tag:petstore,2026:bigint', {
@@ -41,12 +48,14 @@ export function yamlOf (document: unknown): string {
  */
 export class ServedDocuments {
   readonly #app: FastifyInstance
-  readonly #pageDocumentOf: (document: Readonly<Record<string, unknown>>) => Record<string, unknown>
+  readonly #pageDocumentOf: DocumentOf
+  readonly #asyncApiOf: DocumentOf
   #texts: Promise<DocumentTexts> | undefined
 
-  constructor (app: FastifyInstance, pageDocumentOf: (document: Readonly<Record<string, unknown>>) => Record<string, unknown>) {
+  constructor (app: FastifyInstance, pageDocumentOf: DocumentOf, asyncApiOf: DocumentOf) {
     this.#app = app
     this.#pageDocumentOf = pageDocumentOf
+    this.#asyncApiOf = asyncApiOf
   }
 
   /** The texts; built on the first call. */
@@ -65,7 +74,10 @@ export class ServedDocuments {
     const page = await turn(() => this.#pageDocumentOf(document))
     const pageJson = await turn(() => stringifyJson(page))
     const pageYaml = await turn(() => yamlOf(page))
-    return { json, yaml, pageJson, pageYaml }
+    const asyncApi = await turn(() => this.#asyncApiOf(document))
+    const asyncApiJson = await turn(() => stringifyJson(asyncApi))
+    const asyncApiYaml = await turn(() => yamlOf(asyncApi))
+    return { json, yaml, pageJson, pageYaml, asyncApiJson, asyncApiYaml }
   }
 }
 

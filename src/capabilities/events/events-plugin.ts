@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
-import { EVENT_SCHEMAS } from './event-schemas.js'
+import { feedSchemas } from './event-schemas.js'
 import { EventRetention } from './event-retention.js'
+import { eventTypesOf } from './event-types.js'
 import { createEventStore } from './store/create-event-store.js'
 import type { EventStore } from './store/event-store.js'
 
@@ -12,10 +13,16 @@ declare module 'fastify' {
   }
 }
 
-/** The change feed: its store, its schemas as the document's components, and the retention loop. */
+/**
+ * The change feed: its store, the schemas of the event types registered before it (by the capabilities that
+ * record them) as the document's components, and the retention loop. It knows no producer: a type registered
+ * after it is refused.
+ */
 export const events = fp(async (app) => {
   const store = app.instrumentStore(createEventStore(app.database))
   app.decorate('eventStore', store)
-  for (const schema of EVENT_SCHEMAS) app.addSchema(schema)
+  const catalogue = eventTypesOf(app)
+  catalogue.close()
+  for (const schema of feedSchemas(catalogue)) app.addSchema(schema)
   app.decorate('eventRetention', app.background.start(new EventRetention(store, app.clock, app.log, app.config.eventRetentionDays, app.metrics)))
-}, { name: 'petstore-events', dependencies: ['petstore-database', 'petstore-background', 'petstore-pets', 'petstore-orders'] })
+}, { name: 'petstore-events', dependencies: ['petstore-database', 'petstore-background'] })

@@ -4,7 +4,8 @@ import type { FastifyReply } from 'fastify'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
-import { EVENT_PAGE_LIMIT_DEFAULT, EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, EventsSchema, ListEventsQuerySchema, type Event, type EventType } from './event-schemas.js'
+import { EVENT_PAGE_LIMIT_DEFAULT, listEventsQuerySchema } from './event-schemas.js'
+import type { Event, EventType, EventTypeCatalogue } from './event-types.js'
 import { commonErrorResponses, errorResponse } from '../../infra/schemas/responses.js'
 
 /** The 410 of a consumer whose position retention has deleted events after. */
@@ -17,12 +18,19 @@ export function eventsExpiredMessage (afterId: number, purgedThrough: number, ol
 // each type's own schema, as the Event oneOf's discriminator picks it: the oneOf itself would have the
 // serializer try each option with ajv, whose `integer` refuses an int64 held as a bigint (and which costs a
 // validation per event)
-const SCHEMA_OF_TYPE = Object.fromEntries(EVENT_TYPES.map((type) => [type, Type.Ref(EVENT_SCHEMA_OF_TYPE[type])])) as unknown as Record<EventType, Record<string, unknown>>
+function schemaOfType (catalogue: EventTypeCatalogue): ReadonlyMap<EventType, Record<string, unknown>> {
+  return new Map(catalogue.definitions.map(({ type, schema }) => [type, Type.Ref(schema) as unknown as Record<string, unknown>]))
+}
 
 /** Sends a page of events as the Events schema describes it, each serialized by its type's schema. */
-function sendEvents (reply: FastifyReply, events: readonly Event[]): FastifyReply {
-  const body = `[${events.map((event) => reply.compileSerializationSchema(SCHEMA_OF_TYPE[event.type])(event)).join(',')}]`
-  return reply.type('application/json; charset=utf-8').send(body)
+function sendEvents (reply: FastifyReply, schemaOf: ReadonlyMap<EventType, Record<string, unknown>>, events: readonly Event[]): FastifyReply {
+  const serialize = (event: Event): string => {
+    const schema = schemaOf.get(event.type)
+    // a type no capability registered cannot be in the table: the stores write only their own
+    if (schema === undefined) throw new Error(`event ${event.id} has the unregistered type ${event.type}`)
+    return reply.compileSerializationSchema(schema)(event)
+  }
+  return reply.type('application/json; charset=utf-8').send(`[${events.map(serialize).join(',')}]`)
 }
 
 /**
@@ -30,12 +38,14 @@ function sendEvents (reply: FastifyReply, events: readonly Event[]): FastifyRepl
  * so a consumer polls by following `next` forever and sees every event once, in id order.
  */
 const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const types = app.eventTypes
+  const schemaOf = schemaOfType(types)
   app.get('/events', {
     schema: {
       operationId: 'listEvents',
       tags: ['events'],
       summary: 'Follow the changes of the catalogue (beta)',
-      description: `Returns at most \`limit\` events with an id above \`after\`, in id order (${EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}): ` +
+      description: `Returns at most \`limit\` events with an id above \`after\`, in id order (${types.prose()}): ` +
         'every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. ' +
         'Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. ' +
         'Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when ' +
@@ -43,10 +53,10 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors ' +
         'were deleted is 410 `events_expired`, and the consumer must resynchronize.',
       'x-stability': 'beta',
-      querystring: ListEventsQuerySchema,
+      querystring: listEventsQuerySchema(types),
       response: {
         200: {
-          ...Type.Ref(EventsSchema),
+          ...Type.Ref('Events'),
           description: 'A page of events (a bare array, possibly empty).',
           headers: {
             Link: {
@@ -59,7 +69,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           }
         },
         400: errorResponse('`after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`).', undefined, {
-          invalid_request: `query parameter "type": "pet.deleted" must be one of ${EVENT_TYPES.map((type) => `"${type}"`).join(', ')}`
+          invalid_request: `query parameter "type": "pet.deleted" must be one of ${types.types.map((type) => `"${type}"`).join(', ')}`
         }),
         410: errorResponse('Events after `after` (of the `type`s asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`.', {
           Link: {
@@ -87,7 +97,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     // the next page starts after the last event returned; with none, where this one started (or, from the start,
     // after what retention deleted: the same events, and no 410 if more are deleted meanwhile)
-    return sendEvents(reply.header('link', nextLink(page.events.at(-1)?.id ?? after ?? page.purgedThrough)), page.events)
+    return sendEvents(reply.header('link', nextLink(page.events.at(-1)?.id ?? after ?? page.purgedThrough)), schemaOf, page.events)
   })
 
   allowOnly(app, '/events', ['GET'])

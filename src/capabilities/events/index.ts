@@ -1,6 +1,10 @@
 /** The change feed (listEvents): the events every capability records, read in commit order, and their retention. */
 export { events } from './events-plugin.js'
 export { default as eventsRoutes } from './events-routes.js'
-export { EVENT_PAGE_LIMIT_DEFAULT, EVENT_PAGE_LIMIT_MAX, EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, type Event, type EventType } from './event-schemas.js'
+export { EVENT_PAGE_LIMIT_DEFAULT, EVENT_PAGE_LIMIT_MAX, componentRefOf, listEventsQuerySchema } from './event-schemas.js'
+export {
+  EventTypeCatalogue, eventTypesOf, registerEventTypes, subjectIdOf,
+  type Event, type EventType, type EventTypeDefinition, type EventTypeRegistration
+} from './event-types.js'
 export type { EventStore } from './store/event-store.js'
 export { rowToEvent, type EventRow } from './store/event-rows.js'

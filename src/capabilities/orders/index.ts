@@ -7,7 +7,7 @@ export { default as ordersRoutes } from './orders-routes.js'
 export { ORDER_STATUSES, type Order, type OrderStatus } from './order-schemas.js'
 export { ORDER_TRANSITIONS, PET_STATUS_OF_ORDER } from './order-transitions.js'
 export {
-  ORDER_CREATED_EXAMPLE, ORDER_EVENT_SCHEMAS, ORDER_EVENT_TYPES, ORDER_UPDATED_EXAMPLE, OrderCreatedEventSchema, OrderUpdatedEventSchema,
+  ORDER_CREATED_EXAMPLE, ORDER_EVENTS, ORDER_UPDATED_EXAMPLE, OrderCreatedEventSchema, OrderUpdatedEventSchema,
   type OrderCreatedEvent, type OrderUpdatedEvent
 } from './order-event-schemas.js'
 export type { OrderStore } from './store/order-store.js'

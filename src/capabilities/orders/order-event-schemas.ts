@@ -1,9 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_ID_DESCRIPTION, eventIdSchema, occurredAtSchema } from '../../infra/schemas/event-envelope.js'
+import type { EventTypeRegistration } from '../events/index.js'
 import { ORDER_EXAMPLE, orderStatusSchema, OrderSchema, type Order, type OrderStatus } from './order-schemas.js'
-
-/** The types of the events the orders capability records, in the order the document lists them. */
-export const ORDER_EVENT_TYPES = ['order.created', 'order.updated'] as const
 
 export const ORDER_CREATED_EXAMPLE = { id: 43, type: 'order.created', occurredAt: ORDER_EXAMPLE.placedAt, data: { order: ORDER_EXAMPLE } } as const
 export const ORDER_UPDATED_EXAMPLE = {
@@ -57,5 +55,10 @@ export function orderUpdatedData (order: Order, previousStatus: OrderStatus): { 
   return { order, previousStatus }
 }
 
-/** The schemas of the orders' events, in the order they become the document's components. */
-export const ORDER_EVENT_SCHEMAS = [OrderCreatedEventSchema, OrderUpdatedEventSchema] as const
+/** The orders' event types, as the orders capability registers them with the feed (in the documents' order). */
+export const ORDER_EVENTS: EventTypeRegistration = {
+  types: [
+    { type: 'order.created', schema: OrderCreatedEventSchema, example: ORDER_CREATED_EXAMPLE, subject: { name: 'order', idPointer: '/data/order/id' } },
+    { type: 'order.updated', schema: OrderUpdatedEventSchema, example: ORDER_UPDATED_EXAMPLE, subject: { name: 'order', idPointer: '/data/order/id' } }
+  ]
+}

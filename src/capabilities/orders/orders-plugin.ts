@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
+import { registerEventTypes } from '../events/index.js'
+import { ORDER_EVENTS } from './order-event-schemas.js'
 import { OrderCursorCodec } from './order-cursor.js'
 import { ORDER_SCHEMAS } from './order-schemas.js'
 import { createOrderStore } from './store/create-order-store.js'
@@ -14,10 +16,11 @@ declare module 'fastify' {
   }
 }
 
-/** The orders capability: its store and cursors on the app's database, and its schemas as the document's components. */
+/** The orders capability: its store and cursors on the app's database, and its schemas as the document's components, its event types registered with the feed. */
 export const orders = fp(async (app) => {
   app.decorate('orderStore', app.instrumentStore(createOrderStore(app.database)))
   const cursorSecret = await app.database.ensureSetting('order_cursor_secret', randomBytes(32).toString('base64url'))
   app.decorate('orderCursors', new OrderCursorCodec(cursorSecret))
   for (const schema of ORDER_SCHEMAS) app.addSchema(schema)
+  registerEventTypes(app, ORDER_EVENTS)
 }, { name: 'petstore-orders', dependencies: ['petstore-database', 'petstore-pets'] })

@@ -6,7 +6,7 @@ export { pets } from './pets-plugin.js'
 export { default as petsRoutes } from './pets-routes.js'
 export { MAX_EXACT_INTEGER, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH, PET_STATUSES, type Pet, type PetStatus } from './pet-schemas.js'
 export {
-  PET_CREATED_EXAMPLE, PET_EVENT_SCHEMAS, PET_EVENT_TYPES, PET_UPDATED_EXAMPLE, PetChangesSchema, PetCreatedEventSchema, PetUpdatedEventSchema,
+  PET_CREATED_EXAMPLE, PET_EVENTS, PET_UPDATED_EXAMPLE, PetChangesSchema, PetCreatedEventSchema, PetUpdatedEventSchema,
   type PetChanges, type PetCreatedEvent, type PetUpdatedEvent
 } from './pet-event-schemas.js'
 export { describeTransitions, FINAL_STATUSES, STATUS_TRANSITIONS } from './status-transitions.js'

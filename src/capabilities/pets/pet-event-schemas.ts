@@ -1,9 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { EVENT_ID_DESCRIPTION, eventIdSchema, OCCURRED_AT_EXAMPLE, occurredAtSchema } from '../../infra/schemas/event-envelope.js'
+import type { EventTypeRegistration } from '../events/index.js'
 import { categoryIdSchema, nameSchema, PET_EXAMPLE, petStatusSchema, PetSchema } from './pet-schemas.js'
-
-/** The types of the events the pets capability records, in the order the document lists them. */
-export const PET_EVENT_TYPES = ['pet.created', 'pet.updated'] as const
 
 /** The example events of the document: a pet created, then reserved. */
 export const PET_CREATED_EXAMPLE = { id: 41, type: 'pet.created', occurredAt: OCCURRED_AT_EXAMPLE, data: { pet: PET_EXAMPLE } } as const
@@ -60,5 +58,11 @@ export const PetUpdatedEventSchema = Type.Object({
 export type PetCreatedEvent = Static<typeof PetCreatedEventSchema>
 export type PetUpdatedEvent = Static<typeof PetUpdatedEventSchema>
 
-/** The schemas of the pets' events, in the order they become the document's components. */
-export const PET_EVENT_SCHEMAS = [PetChangesSchema, PetCreatedEventSchema, PetUpdatedEventSchema] as const
+/** The pets' event types, as the pets capability registers them with the feed (in the documents' order). */
+export const PET_EVENTS: EventTypeRegistration = {
+  types: [
+    { type: 'pet.created', schema: PetCreatedEventSchema, example: PET_CREATED_EXAMPLE, subject: { name: 'pet', idPointer: '/data/pet/id' } },
+    { type: 'pet.updated', schema: PetUpdatedEventSchema, example: PET_UPDATED_EXAMPLE, subject: { name: 'pet', idPointer: '/data/pet/id' } }
+  ],
+  schemas: [PetChangesSchema]
+}

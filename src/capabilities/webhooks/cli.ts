@@ -1,12 +1,12 @@
 import { CommandUsageError, type CommandGroup } from '../../infra/cli/command-group.js'
 import { loadConfig, type Config } from '../../infra/config/config.js'
-import { EVENT_TYPES } from '../events/index.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
 import { createWebhookDeliveryLog } from './store/create-webhook-delivery-log.js'
 import { createWebhookStore } from './store/create-webhook-store.js'
 import { RELEASE_HELD_LEASES_SQLITE } from './store/webhook-store.js'
 import type { WebhookDeliveryLog } from './store/webhook-delivery-log.js'
 import type { WebhookStore } from './store/webhook-store.js'
+import { CLI_EVENT_TYPES } from './cli-event-types.js'
 import { formatAttempts, formatEndpoints } from './cli-tables.js'
 import { addEndpoint, checkEndpointChange, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
 import { WEBHOOK_TEST_ID_PREFIX, WEBHOOK_TEST_TYPE, webhookTestMessage } from './webhook-test-message.js'
@@ -19,7 +19,7 @@ export const DELIVERIES_LIMIT_MAX = 1000
 /** The `webhooks` commands: how each is called and what it does, for `--help` and the overall usage. */
 const WEBHOOK_COMMANDS = {
   'webhooks add': {
-    usage: `webhooks add <url> [--events ${EVENT_TYPES.join(',')}] [--name <text>] [--json]`,
+    usage: `webhooks add <url> [--events ${CLI_EVENT_TYPES.join(',')}] [--name <text>] [--json]`,
     help: `register an endpoint for the events it names (all by default) and print its id and signing secret
 (shown only this once); only events recorded from now on are sent to it. https: only (http: with
 WEBHOOK_ALLOW_HTTP=true); a host that is or resolves to a special-purpose address (loopback, private,
@@ -31,7 +31,7 @@ names its network. Adding the URL of a disabled endpoint re-enables it`
     help: 'list endpoints: id, name, url, events, created, disabled, deliveries waiting and failed, last success and last failure (never a secret)'
   },
   'webhooks update': {
-    usage: `webhooks update <id> [--events ${EVENT_TYPES.join(',')}] [--name <text>] [--json]`,
+    usage: `webhooks update <id> [--events ${CLI_EVENT_TYPES.join(',')}] [--name <text>] [--json]`,
     help: `change the event types an endpoint receives, its name, or both, keeping its secret and its queue: deliveries
 waiting (or given up) of a type it no longer receives are dropped and not sent; a type it newly receives applies
 to the events recorded from now on`
@@ -132,7 +132,7 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
     case 'webhooks add': {
       const [text, ...extra] = positionals
       if (text === undefined || extra.length > 0) throw new WebhookUsageError('webhooks add needs one URL')
-      const request = await checkEndpointRequest(text, optionalString(values.events), optionalString(values.name), config.webhooks).catch((error: unknown) => {
+      const request = await checkEndpointRequest(text, optionalString(values.events), optionalString(values.name), config.webhooks, CLI_EVENT_TYPES).catch((error: unknown) => {
         throw error instanceof WebhookEndpointError ? new WebhookUsageError(error.field === 'url' ? `webhooks add: ${error.message}` : error.message) : error
       })
       return async ({ webhooks, database, out, err }) => {
@@ -184,7 +184,7 @@ async function prepare (command: WebhookCommand, values: Values, positionals: st
     }
     case 'webhooks update': {
       const id = endpointId(command, positionals)
-      const change = rethrowAsUsage(command, () => checkEndpointChange(optionalString(values.events), optionalString(values.name)))
+      const change = rethrowAsUsage(command, () => checkEndpointChange(optionalString(values.events), optionalString(values.name), CLI_EVENT_TYPES))
       return async ({ webhooks, database, out, err }) => {
         const changed = await webhooks.updateWebhookEndpoint(id, change, new Date())
         if (changed === undefined) return noSuchEndpoint(err, id, database)

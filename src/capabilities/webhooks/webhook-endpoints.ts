@@ -1,5 +1,5 @@
 import type { WebhookSettings } from '../../infra/config/config.js'
-import { EVENT_TYPES, type EventType } from '../events/index.js'
+import type { EventType } from '../events/index.js'
 import { WebhookAddressError } from './address-guard.js'
 import { generateWebhookSecret } from './signature.js'
 import type { WebhookEndpointRecord, WebhookStore } from './store/webhook-store.js'
@@ -35,18 +35,18 @@ export type AddedEndpoint =
  * networks are allowed, a host that is and resolves to public addresses only), the event types (all by
  * default) and the name (the URL's host by default).
  */
-export async function checkEndpointRequest (text: string, events: string | undefined, name: string | undefined, settings: WebhookSettings): Promise<EndpointRequest> {
+export async function checkEndpointRequest (text: string, events: string | undefined, name: string | undefined, settings: WebhookSettings, known: readonly EventType[]): Promise<EndpointRequest> {
   const url = await checkWebhookUrl(text, settings).catch((error: unknown) => {
     throw error instanceof WebhookAddressError ? new WebhookEndpointError('url', error.message) : error
   })
-  const eventTypes = parseEventTypes(events)
+  const eventTypes = parseEventTypes(events, known)
   return { url, eventTypes, name: checkEndpointName(name ?? url.host) }
 }
 
 /** What `webhooks update` was given, checked before anything is opened: new event types, a new name, or both. */
-export function checkEndpointChange (events: string | undefined, name: string | undefined): { eventTypes?: EventType[], name?: string } {
+export function checkEndpointChange (events: string | undefined, name: string | undefined, known: readonly EventType[]): { eventTypes?: EventType[], name?: string } {
   if (events === undefined && name === undefined) throw new WebhookEndpointError('events', 'nothing to change: give --events, --name or both')
-  return { ...(events === undefined ? {} : { eventTypes: parseEventTypes(events) }), ...(name === undefined ? {} : { name: checkEndpointName(name) }) }
+  return { ...(events === undefined ? {} : { eventTypes: parseEventTypes(events, known) }), ...(name === undefined ? {} : { name: checkEndpointName(name) }) }
 }
 
 function checkEndpointName (name: string): string {
@@ -55,15 +55,15 @@ function checkEndpointName (name: string): string {
   return trimmed
 }
 
-/** The event types of a comma-separated list (all of them when it is left out), in the document's order. */
-export function parseEventTypes (value: string | undefined): EventType[] {
-  if (value === undefined) return [...EVENT_TYPES]
+/** The event types of a comma-separated list of the `known` ones (all of them when it is left out), in their order. */
+export function parseEventTypes (value: string | undefined, known: readonly EventType[]): EventType[] {
+  if (value === undefined) return [...known]
   const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '')
-  const unknown = names.find((name) => !(EVENT_TYPES as readonly string[]).includes(name))
+  const unknown = names.find((name) => !known.includes(name))
   if (names.length === 0 || unknown !== undefined) {
-    throw new WebhookEndpointError('events', `--events must be a comma-separated list of ${EVENT_TYPES.join(', ')}${unknown === undefined ? '' : `; "${unknown}" is not an event type`}`)
+    throw new WebhookEndpointError('events', `--events must be a comma-separated list of ${known.join(', ')}${unknown === undefined ? '' : `; "${unknown}" is not an event type`}`)
   }
-  return EVENT_TYPES.filter((type) => names.includes(type))
+  return known.filter((type) => names.includes(type))
 }
 
 /** Registers an endpoint with a new secret; the URL of a disabled endpoint re-enables that one instead, keeping its secret. */

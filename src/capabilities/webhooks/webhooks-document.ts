@@ -1,17 +1,14 @@
 import type { WebhookSettings } from '../../infra/config/config.js'
-import { EVENT_SCHEMA_OF_TYPE, EVENT_TYPES, type EventType } from '../events/index.js'
+import { componentRefOf, type EventType, type EventTypeCatalogue } from '../events/index.js'
 import { RESPONSE_BODY_LIMIT_BYTES, WEBHOOK_USER_AGENT } from './webhook-policy.js'
 
-const SCHEMA_OF = EVENT_SCHEMA_OF_TYPE
-const OPERATION_ID_OF: Record<EventType, string> = {
-  'pet.created': 'petCreatedWebhook',
-  'pet.updated': 'petUpdatedWebhook',
-  'order.created': 'orderCreatedWebhook',
-  'order.updated': 'orderUpdatedWebhook'
+/** A type's webhook operation id: `pet.created` → `petCreatedWebhook`. */
+export function webhookOperationIdOf (type: EventType): string {
+  return `${type.split(/[._-]/).map((word, i) => i === 0 ? word : `${word.charAt(0).toUpperCase()}${word.slice(1)}`).join('')}Webhook`
 }
 
 /** The request headers of every webhook (Standard Webhooks), as OpenAPI header parameters. */
-function headerParameters (): unknown[] {
+export function headerParameters (): Array<{ name: string, in: 'header', required: true, description: string, schema: Record<string, unknown>, example: string }> {
   return [
     {
       name: 'webhook-id',
@@ -49,7 +46,7 @@ function headerParameters (): unknown[] {
   ]
 }
 
-function describeDelivery (settings: WebhookSettings): string {
+export function describeDelivery (settings: WebhookSettings): string {
   const schedule = settings.retryScheduleMs.map((ms) => ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`)
   return 'Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, ' +
     'as the feed\'s Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within ' +
@@ -65,10 +62,10 @@ function describeDelivery (settings: WebhookSettings): string {
  * The document's top-level `webhooks` (OpenAPI 3.1): what receivers get, one entry per event type,
  * with its headers and payload, marked beta like the feed.
  */
-export function webhooksDocument (settings: WebhookSettings): Record<string, unknown> {
-  return Object.fromEntries(EVENT_TYPES.map((type) => [type, {
+export function webhooksDocument (settings: WebhookSettings, catalogue: EventTypeCatalogue): Record<string, unknown> {
+  return Object.fromEntries(catalogue.definitions.map(({ type, schema, example }) => [type, {
     post: {
-      operationId: OPERATION_ID_OF[type],
+      operationId: webhookOperationIdOf(type),
       tags: ['events'],
       summary: `A \`${type}\` event, pushed to a registered endpoint (beta)`,
       description: describeDelivery(settings),
@@ -79,7 +76,7 @@ export function webhooksDocument (settings: WebhookSettings): Record<string, unk
       requestBody: {
         required: true,
         description: 'The event, exactly as `listEvents` returns it.',
-        content: { 'application/json': { schema: { $ref: `#/components/schemas/${SCHEMA_OF[type].$id ?? ''}` }, example: (SCHEMA_OF[type].examples as unknown[])[0] } }
+        content: { 'application/json': { schema: { $ref: componentRefOf(schema) }, example } }
       },
       responses: {
         '2XX': { description: 'Delivered: any 2xx status; the body is ignored.' },

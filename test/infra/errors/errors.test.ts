@@ -51,7 +51,7 @@ for (const store of testStores()) {
       })
     }
 
-    for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml']) {
+    for (const url of ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/v1/asyncapi.json', '/v1/asyncapi.yaml']) {
       test(`When POST ${url} is called without a key, then 405 (the route is public)`, async (t) => {
         const { app } = await buildTestApp(t, { store })
 

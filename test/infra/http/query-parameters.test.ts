@@ -42,7 +42,7 @@ for (const store of testStores()) {
     test('When the probes and the documents get query parameters (cache busters), then they ignore them', async (t) => {
       const api = await buildTestApp(t, { store })
 
-      for (const url of ['/healthz?t=1', '/readyz?t=1', '/v1/openapi.json?v=2', '/v1/openapi.yaml?v=2']) {
+      for (const url of ['/healthz?t=1', '/readyz?t=1', '/v1/openapi.json?v=2', '/v1/openapi.yaml?v=2', '/v1/asyncapi.json?v=2', '/v1/asyncapi.yaml?v=2']) {
         assert.equal((await api.app.inject({ method: 'GET', url })).statusCode, 200, url)
       }
     })

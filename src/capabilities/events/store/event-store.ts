@@ -1,4 +1,4 @@
-import type { Event, EventType } from '../event-schemas.js'
+import type { Event, EventType } from '../event-types.js'
 
 /** One page of the change feed, in id order, starting after `afterId`. */
 export interface EventPageQuery {

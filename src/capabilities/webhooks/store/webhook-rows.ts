@@ -55,7 +55,7 @@ export function joinEventTypes (types: readonly EventType[]): string {
 }
 
 export function splitEventTypes (column: string): EventType[] {
-  return column.split(',').filter((type) => type !== '') as EventType[]
+  return column.split(',').filter((type) => type !== '')
 }
 
 const isoOrNull = (ms: number | null): string | null => ms === null ? null : new Date(ms).toISOString()
