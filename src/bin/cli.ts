@@ -1,22 +1,45 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { BACKUP_COMMANDS, runBackupCommand, type BackupCommand } from '../capabilities/backups/cli.js'
-import { BUS_COMMANDS, RELEASE_HELD_BUS_LEASES_SQLITE, runBusCommand } from '../capabilities/buses/cli.js'
-import { KEY_COMMAND_OPTIONS, KEY_COMMANDS, KeyUsageError, prepareKeyCommand, type KeyCommand } from '../capabilities/keys/cli.js'
-import { RELEASE_HELD_CLAIMS_SQLITE } from '../capabilities/idempotency/index.js'
-import { RELEASE_HELD_LEASES_SQLITE, runWebhookCommand, WEBHOOK_COMMAND_OPTIONS, WEBHOOK_COMMANDS, WebhookUsageError, type WebhookCommand } from '../capabilities/webhooks/cli.js'
-import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, INSTALL_ROOT, loadConfig, type Config } from '../infra/config/config.js'
-import { describeDatabase, openDatabase } from '../infra/database/open-database.js'
+import { BACKUPS_COMMAND_GROUP } from '../capabilities/backups/cli.js'
+import { BUSES_COMMAND_GROUP } from '../capabilities/buses/cli.js'
+import { IDEMPOTENCY_COMMAND_GROUP } from '../capabilities/idempotency/cli.js'
+import { KEYS_COMMAND_GROUP } from '../capabilities/keys/cli.js'
+import { WEBHOOKS_COMMAND_GROUP } from '../capabilities/webhooks/cli.js'
+import { CommandUsageError, onConfiguredDatabase, type CommandGroup, type CommandSpec } from '../infra/cli/command-group.js'
+import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, INSTALL_ROOT } from '../infra/config/config.js'
+import { openDatabase } from '../infra/database/open-database.js'
 
-/** Each command: how it is called and what it does, for `--help` and the overall usage. */
-const COMMANDS = {
-  ...KEY_COMMANDS,
-  migrate: { usage: 'migrate', help: 'bring the database schema up to date and print its version' },
-  ...BACKUP_COMMANDS,
-  ...WEBHOOK_COMMANDS,
-  ...BUS_COMMANDS
-} as const
-type CommandName = keyof typeof COMMANDS
+/** `migrate`: the entry point's own command, the schema being no capability's. */
+const MIGRATE_COMMAND_GROUP: CommandGroup = {
+  name: 'migrate',
+  summary: 'bring the database schema up to date',
+  commands: { migrate: { usage: 'migrate', help: 'bring the database schema up to date and print its version', options: { json: { type: 'boolean' } } } },
+  restoreReleases: [],
+  run: async ({ positionals, values, env, out }) => {
+    if (positionals.length > 0 || values.json !== undefined) throw new CommandUsageError('migrate takes no arguments')
+    return await onConfiguredDatabase(env, async (config, database) => {
+      const { database: opened, migration } = await openDatabase(config.database)
+      await opened.close()
+      out(migration.applied.length === 0
+        ? `${database}: schema already at version ${migration.version}`
+        : `${database}: applied ${migration.applied.join(', ')}; schema now at version ${migration.version}`)
+      return 0
+    })
+  }
+}
+
+/** Every command group, in the order the usage lists their commands. */
+const GROUPS: readonly CommandGroup[] = [KEYS_COMMAND_GROUP, MIGRATE_COMMAND_GROUP, BACKUPS_COMMAND_GROUP, IDEMPOTENCY_COMMAND_GROUP, WEBHOOKS_COMMAND_GROUP, BUSES_COMMAND_GROUP]
+
+/** Each command by name: how it is called and what it does, and the group that runs it. */
+const COMMANDS = new Map<string, { spec: CommandSpec, group: CommandGroup }>(
+  GROUPS.flatMap((group) => Object.entries(group.commands).map(([command, spec]) => [command, { spec, group }] as const)))
+
+/**
+ * What `restore` ends in the restored copy, from each capability that holds something in the database
+ * while it works (idempotency's claims in flight, webhooks' endpoint leases, the buses' leases): their groups say so.
+ */
+const RESTORE_RELEASES = GROUPS.flatMap((group) => group.restoreReleases)
 
 const DATABASE_NOTE = `The database is the one DATABASE_URL names (default ${DEFAULT_DATABASE_FILE} in DATA_DIR, itself by default
 ${DEFAULT_DATA_DIR}); a relative sqlite: path or DATA_DIR is relative to the petstore installation
@@ -26,20 +49,14 @@ Every command's output names the database it used.`
 const USAGE = `Usage: petstore <command> [--help]
 
 Commands:
-${Object.values(COMMANDS).map(({ usage, help }) => `  ${usage}\n      ${help.replaceAll('\n', '\n      ')}`).join('\n')}
+${[...COMMANDS.values()].map(({ spec: { usage, help } }) => `  ${usage}\n      ${help.replaceAll('\n', '\n      ')}`).join('\n')}
 
 ${DATABASE_NOTE}`
 
-function usageOf (command: CommandName): string {
-  const { usage, help } = COMMANDS[command]
+function usageOf (command: string): string {
+  const { usage, help } = (COMMANDS.get(command) as { spec: CommandSpec }).spec
   return `Usage: petstore ${usage}\n\n${help.replaceAll('\n', ' ')}.\n\n${DATABASE_NOTE}`
 }
-
-/**
- * What `restore` ends in the restored copy, from each capability that holds something in the database
- * while it works (idempotency's claims in flight, webhooks' endpoint leases, the buses' leases).
- */
-const RESTORE_RELEASES = [RELEASE_HELD_CLAIMS_SQLITE, RELEASE_HELD_LEASES_SQLITE, RELEASE_HELD_BUS_LEASES_SQLITE]
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
 class UsageError extends Error {
@@ -51,7 +68,7 @@ class UsageError extends Error {
 type Output = (line: string) => void
 
 /** One command's options, parsed strictly; `--help` anywhere asks for its usage. */
-function parseCommand<O extends Record<string, { type: 'string' | 'boolean' }>> (command: CommandName, args: string[], options: O) {
+function parseCommand (command: string, args: string[], options: CommandSpec['options']) {
   try {
     return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
   } catch (error) {
@@ -60,20 +77,21 @@ function parseCommand<O extends Record<string, { type: 'string' | 'boolean' }>> 
 }
 
 /** What the command line asks for: a usage text, or a command with its arguments. */
-type Request = { help: string } | { command: CommandName, args: string[] }
+type Request = { help: string } | { command: string, args: string[] }
 
 function readCommandLine (argv: readonly string[]): Request {
   const [first, second, ...rest] = argv
   if (first === undefined) throw new UsageError('a command is required')
   if (first === 'help' || first === '--help' || first === '-h') return { help: USAGE }
-  if (first === 'migrate' || first === 'buses' || first in BACKUP_COMMANDS) return { command: first as CommandName, args: argv.slice(1) }
-  if (first !== 'keys' && first !== 'webhooks') throw new UsageError(`unknown command "${first}"`)
-  const actions = actionsOf(first === 'keys' ? KEY_COMMANDS : WEBHOOK_COMMANDS)
+  if (COMMANDS.has(first)) return { command: first, args: argv.slice(1) }
+  const group = GROUPS.find(({ name, commands }) => name === first && Object.keys(commands).some((command) => command.startsWith(`${first} `)))
+  if (group === undefined) throw new UsageError(`unknown command "${first}"`)
+  const actions = actionsOf(group.commands)
   if (second === undefined) throw new UsageError(`${first} needs an action: ${actions}`)
   if (second === '--help' || second === '-h') return { help: USAGE }
   const command = `${first} ${second}`
-  if (!(command in COMMANDS)) throw new UsageError(`unknown ${first} action "${second}"; the actions are ${actions}`)
-  return { command: command as CommandName, args: rest }
+  if (!COMMANDS.has(command)) throw new UsageError(`unknown ${first} action "${second}"; the actions are ${actions}`)
+  return { command, args: rest }
 }
 
 /** The actions of a command group, in words: `create, list or revoke`. */
@@ -91,37 +109,16 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
       return 0
     }
     const { command, args } = request
-    const parsed = parseCommand(command, args, optionsOf(command))
+    const { spec, group } = COMMANDS.get(command) as { spec: CommandSpec, group: CommandGroup }
+    const parsed = parseCommand(command, args, spec.options)
     if (parsed.values.help === true) {
       out(usageOf(command))
       return 0
     }
-    if (command in BACKUP_COMMANDS) {
-      const [file, ...extra] = parsed.positionals
-      if (file === undefined || extra.length > 0) throw new UsageError(`${command} needs one file`, usageOf(command))
-      return await runBackupCommand(command as BackupCommand, file, loadConfig(env).database, RESTORE_RELEASES, out, err)
-    }
-    if (command === 'migrate') {
-      if (parsed.positionals.length > 0 || parsed.values.json !== undefined) throw new UsageError('migrate takes no arguments', usageOf(command))
-      return await naming(loadConfig(env), async (config, database) => {
-        const { database: opened, migration } = await openDatabase(config.database)
-        await opened.close()
-        out(migration.applied.length === 0
-          ? `${database}: schema already at version ${migration.version}`
-          : `${database}: applied ${migration.applied.join(', ')}; schema now at version ${migration.version}`)
-        return 0
-      })
-    }
-    if (command === 'buses') {
-      if (parsed.positionals.length > 0) throw new UsageError('buses takes no arguments', usageOf(command))
-      return await naming(loadConfig(env), async (config) => await runBusCommand(parsed.values.json === true, config, out, err))
-    }
     try {
-      if (command in WEBHOOK_COMMANDS) return await runWebhookCommand(command as WebhookCommand, parsed.values, parsed.positionals, loadConfig(env), out, err)
-      const run = prepareKeyCommand(command as KeyCommand, parsed.values, parsed.positionals)
-      return await naming(loadConfig(env), async (config) => await run(config, out, err))
+      return await group.run({ command, values: parsed.values, positionals: parsed.positionals, env, out, err, restoreReleases: RESTORE_RELEASES })
     } catch (error) {
-      throw error instanceof WebhookUsageError || error instanceof KeyUsageError ? new UsageError(error.message, usageOf(command)) : error
+      throw error instanceof CommandUsageError ? new UsageError(error.message, usageOf(command)) : error
     }
   } catch (error) {
     if (error instanceof UsageError) {
@@ -134,24 +131,6 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
     }
     err(`petstore: ${error instanceof Error ? error.message : String(error)}`)
     return 1
-  }
-}
-
-/** The options a command takes (besides --help). */
-function optionsOf (command: CommandName): Record<string, { type: 'string' | 'boolean' }> {
-  if (command in KEY_COMMAND_OPTIONS) return KEY_COMMAND_OPTIONS[command as KeyCommand]
-  if (command in WEBHOOK_COMMAND_OPTIONS) return WEBHOOK_COMMAND_OPTIONS[command as WebhookCommand]
-  return command in BACKUP_COMMANDS ? {} : { json: { type: 'boolean' } }
-}
-
-/** Runs `work` on the configured database; whatever fails, the operator learns on which database. */
-async function naming (config: Config, work: (config: Config, database: string) => Promise<number>): Promise<number> {
-  const database = describeDatabase(config.database)
-  try {
-    return await work(config, database)
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    throw new Error(message.includes(database) ? message : `${database}: ${message}`, { cause: error })
   }
 }
 

@@ -5,6 +5,8 @@ import { createIdempotencyStore } from '../../src/capabilities/idempotency/store
 import type { IdempotencyStore } from '../../src/capabilities/idempotency/store/idempotency-store.js'
 import { createKeyStore } from '../../src/capabilities/keys/store/create-key-store.js'
 import type { KeyStore } from '../../src/capabilities/keys/store/key-store.js'
+import { createOrderStore } from '../../src/capabilities/orders/store/create-order-store.js'
+import type { OrderStore } from '../../src/capabilities/orders/store/order-store.js'
 import { createPetStore } from '../../src/capabilities/pets/store/create-pet-store.js'
 import type { PetStore } from '../../src/capabilities/pets/store/pet-store.js'
 import { createWebhookStore } from '../../src/capabilities/webhooks/store/create-webhook-store.js'
@@ -23,6 +25,7 @@ export interface OpenedStores {
   keys: KeyStore
   idempotency: IdempotencyStore
   events: EventStore
+  orders: OrderStore
   webhooks: WebhookStore
 }
 
@@ -39,6 +42,7 @@ export async function openStores (t: TestContext, kind: StoreKind, databaseUrl?:
     keys: createKeyStore(database),
     idempotency: createIdempotencyStore(database),
     events: createEventStore(database),
+    orders: createOrderStore(database),
     webhooks: createWebhookStore(database)
   }
 }

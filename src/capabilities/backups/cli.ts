@@ -1,20 +1,36 @@
-import type { DatabaseLocation } from '../../infra/config/config.js'
+import { CommandUsageError, type CommandGroup } from '../../infra/cli/command-group.js'
+import { loadConfig, type DatabaseLocation } from '../../infra/config/config.js'
 import { describeDatabase } from '../../infra/database/open-database.js'
 
 /** `backup` and `restore`: how each is called and what it does, for the CLI's usage. */
-export const BACKUP_COMMANDS = {
+const BACKUP_COMMANDS = {
   backup: {
     usage: 'backup <file>',
     help: `copy the SQLite database to <file> while the service keeps serving (one consistent snapshot),
-checked with PRAGMA integrity_check before it reports success; on PostgreSQL use pg_dump or PITR (exit 2)`
+checked with PRAGMA integrity_check before it reports success; on PostgreSQL use pg_dump or PITR (exit 2)`,
+    options: {}
   },
   restore: {
     usage: 'restore <file>',
     help: `replace the SQLite database with the backup <file>, atomically, keeping the old file beside it;
-refused while any server or command has the database open (stop the service first)`
+refused while any server or command has the database open (stop the service first)`,
+    options: {}
   }
 } as const
-export type BackupCommand = keyof typeof BACKUP_COMMANDS
+type BackupCommand = keyof typeof BACKUP_COMMANDS
+
+/** `npx petstore backup <file>` and `restore <file>`: each command a word of its own. */
+export const BACKUPS_COMMAND_GROUP: CommandGroup = {
+  name: 'backups',
+  summary: 'copy the SQLite database while it serves, and put a copy back',
+  commands: BACKUP_COMMANDS,
+  restoreReleases: [],
+  run: async ({ command, positionals, env, out, err, restoreReleases }) => {
+    const [file, ...extra] = positionals
+    if (file === undefined || extra.length > 0) throw new CommandUsageError(`${command} needs one file`)
+    return await runBackupCommand(command as BackupCommand, file, loadConfig(env).database, restoreReleases, out, err)
+  }
+}
 
 /** Exit code when the store cannot be backed up this way (PostgreSQL, memory): the usage-error code. */
 const NOT_THIS_STORE = 2
@@ -25,7 +41,7 @@ const NOT_THIS_STORE = 2
  * are the capabilities' statements that end, in a restored copy, what the replaced database's
  * processes held (see restoreSqlite).
  */
-export async function runBackupCommand (command: BackupCommand, file: string, location: DatabaseLocation, releases: readonly string[],
+async function runBackupCommand (command: BackupCommand, file: string, location: DatabaseLocation, releases: readonly string[],
   out: (line: string) => void, err: (line: string) => void): Promise<number> {
   const database = describeDatabase(location)
   if (location.kind === 'postgres') {

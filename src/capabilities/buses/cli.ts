@@ -1,21 +1,30 @@
 import { existsSync } from 'node:fs'
+import { CommandUsageError, onConfiguredDatabase, type CommandGroup } from '../../infra/cli/command-group.js'
 import type { Config } from '../../infra/config/config.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
 import { describeBrokerUrl } from './bus.js'
 import { createBusPositionStore } from './store/create-bus-position-store.js'
-import { WAITING_COUNT_LIMIT, type BusName, type BusStatus } from './store/bus-position-store.js'
+import { RELEASE_HELD_BUS_LEASES_SQLITE, WAITING_COUNT_LIMIT, type BusName, type BusStatus } from './store/bus-position-store.js'
 
-export { RELEASE_HELD_BUS_LEASES_SQLITE } from './store/bus-position-store.js'
-
-/** The `buses` command: how it is called and what it does, for `--help` and the overall usage. */
-export const BUS_COMMANDS = {
-  buses: {
-    usage: 'buses [--json]',
-    help: `show each message bus the events are relayed to (NATS_URL, AMQP_URL): its position (the last event its broker
+/** `npx petstore buses`: where each bus stands; a restore ends the leases of the publishers the copy names. */
+export const BUSES_COMMAND_GROUP: CommandGroup = {
+  name: 'buses',
+  summary: 'show where each message bus stands',
+  commands: {
+    buses: {
+      usage: 'buses [--json]',
+      options: { json: { type: 'boolean' } },
+      help: `show each message bus the events are relayed to (NATS_URL, AMQP_URL): its position (the last event its broker
 acknowledged), the events waiting and how old the oldest is, its last error, and which instance publishes it now
 (host:pid, while its lease lasts); a bus is listed once a server has run with it configured`
+    }
+  },
+  restoreReleases: [RELEASE_HELD_BUS_LEASES_SQLITE],
+  run: async ({ values, positionals, env, out, err }) => {
+    if (positionals.length > 0) throw new CommandUsageError('buses takes no arguments')
+    return await onConfiguredDatabase(env, async (config) => await runBusCommand(values.json === true, config, out, err))
   }
-} as const
+}
 
 type Output = (line: string) => void
 
@@ -29,7 +38,7 @@ function configuredHere (config: Config): Record<BusName, string | undefined> {
 }
 
 /** Runs `buses` on the configured database (a SQLite file that does not exist is not created); resolves to the exit code. */
-export async function runBusCommand (json: boolean, config: Config, out: Output, err: Output): Promise<number> {
+async function runBusCommand (json: boolean, config: Config, out: Output, err: Output): Promise<number> {
   const database = describeDatabase(config.database)
   if (config.database.kind === 'sqlite' && !existsSync(config.database.path)) {
     err(`petstore: ${database} does not exist, so no bus has published from it; nothing was created.`)

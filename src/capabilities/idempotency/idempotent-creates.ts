@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { Clock } from '../../infra/runtime/clock.js'
 import { ApiError, RETRY_AFTER_SECONDS } from '../../infra/errors/catalogue.js'
 import { parseJson } from '../../infra/json/exact-json.js'
 import { IdempotencyClaimLostError, type IdempotencyCompletion } from './claims.js'
+import { parseIdempotencyKey } from './idempotency-key.js'
 import type { IdempotencyStore } from './store/idempotency-store.js'
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
 
@@ -14,6 +15,12 @@ export interface IdempotentResult<T> {
   created: T
   /** True when this is a repeat answered from the record, with nothing created. */
   replayed: boolean
+}
+
+/** What createOnce reads of a create request: who asks (null when keys are off) and its `Idempotency-Key`. */
+export interface CreateRequest {
+  apiKey: { scope: string } | null
+  headers: { 'idempotency-key'?: string | string[] | undefined }
 }
 
 /**
@@ -30,6 +37,26 @@ export class IdempotentCreates {
     this.#store = store
     this.#clock = clock
     this.#log = log
+  }
+
+  /**
+   * The idempotent create of a route (createPet, placeOrder), written once: without an `Idempotency-Key`
+   * (or without keys) `create` runs as is; with one, at most once for the key (see create), a repeat marked
+   * `Idempotent-Replayed: true`. Sets the reply's status and resolves to the resource to answer.
+   * `fingerprint` is asked for only when there is a key.
+   */
+  async createOnce<T> (request: CreateRequest, reply: FastifyReply, fingerprint: () => string,
+    create: (completing?: IdempotencyCompletion) => Promise<T>): Promise<T> {
+    const key = parseIdempotencyKey(request.headers['idempotency-key'])
+    if (key === undefined || request.apiKey === null) {
+      const created = await create()
+      reply.code(201)
+      return created
+    }
+    const { status, created, replayed } = await this.create(request.apiKey.scope, key, fingerprint(), create)
+    if (replayed) reply.header('idempotent-replayed', 'true')
+    reply.code(status)
+    return created
   }
 
   /**

@@ -7,4 +7,4 @@ export { IdempotencyClaimLostError, type IdempotencyCompletion } from './claims.
 export { fingerprintOf, parseIdempotencyKey } from './idempotency-key.js'
 export { IDEMPOTENCY_KEY_PATTERN, idempotencyKeyHeaderSchema } from './idempotency-header.js'
 export { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from './policy.js'
-export { COMPLETE_CLAIM_SQL, RELEASE_HELD_CLAIMS_SQLITE, type IdempotencyStore } from './store/idempotency-store.js'
+export { COMPLETE_CLAIM_SQL, type IdempotencyStore } from './store/idempotency-store.js'

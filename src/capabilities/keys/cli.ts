@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { CommandUsageError, onConfiguredDatabase, type CommandGroup } from '../../infra/cli/command-group.js'
 import { DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, DEFAULT_KEY_CACHE_SECONDS, INSTALL_ROOT, type Config } from '../../infra/config/config.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
 import { issueApiKey } from './issue-key.js'
@@ -10,7 +11,7 @@ const REVOCATION_DELAY = `API_KEY_CACHE_SECONDS (default ${DEFAULT_KEY_CACHE_SEC
 const ROLES = API_KEY_ROLES.join('|')
 
 /** The `keys` commands: how each is called and what it does, for `--help` and the overall usage. */
-export const KEY_COMMANDS = {
+const KEY_COMMANDS = {
   'keys create': {
     usage: `keys create --name <name> [--role ${ROLES}]`,
     help: `create an API key and print it (shown only this once); role ${DEFAULT_API_KEY_ROLE} (default) may call
@@ -26,27 +27,40 @@ every operation, read only the operations that read`
 ${REVOCATION_DELAY}`
   }
 } as const
-export type KeyCommand = keyof typeof KEY_COMMANDS
+type KeyCommand = keyof typeof KEY_COMMANDS
 
 /** The options each command takes (besides --help). */
-export const KEY_COMMAND_OPTIONS = {
+const KEY_COMMAND_OPTIONS = {
   'keys create': { name: { type: 'string' }, role: { type: 'string' } },
   'keys list': { json: { type: 'boolean' } },
   'keys revoke': { json: { type: 'boolean' } }
 } as const satisfies Record<KeyCommand, Record<string, { type: 'string' | 'boolean' }>>
 
 /** A mistake in how a command was called: the message, printed with its usage, exit code 2. */
-export class KeyUsageError extends Error {}
+class KeyUsageError extends CommandUsageError {}
 
 type Output = (line: string) => void
 type Values = Record<string, string | boolean | undefined>
 type Run = (keys: KeyStore, database: string, out: Output, err: Output) => Promise<number>
 
+/** `npx petstore keys …`: API keys are created, listed and revoked here only; the database holds nothing a restore must release. */
+export const KEYS_COMMAND_GROUP: CommandGroup = {
+  name: 'keys',
+  summary: 'create, list and revoke API keys',
+  commands: Object.fromEntries(Object.entries(KEY_COMMANDS).map(([command, spec]) => [command, { ...spec, options: KEY_COMMAND_OPTIONS[command as KeyCommand] }])),
+  restoreReleases: [],
+  run: async ({ command, values, positionals, env, out, err }) => {
+    // the arguments are checked before any configuration is read
+    const run = prepareKeyCommand(command as KeyCommand, values, positionals)
+    return await onConfiguredDatabase(env, async (config) => await run(config, out, err))
+  }
+}
+
 /**
  * Checks a `keys` command's arguments (a {@link KeyUsageError} changes nothing) and returns what runs it on
  * the configured database, before any configuration is read.
  */
-export function prepareKeyCommand (command: KeyCommand, values: Values, positionals: string[]): (config: Config, out: Output, err: Output) => Promise<number> {
+function prepareKeyCommand (command: KeyCommand, values: Values, positionals: string[]): (config: Config, out: Output, err: Output) => Promise<number> {
   const run = prepare(command, values, positionals)
   return async (config, out, err) => await runOn(config, command, run, out, err)
 }

@@ -2,12 +2,11 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
-import { ifNoneMatchMatches, strongEtag } from '../../infra/http/etag.js'
+import { answerConditionalGet, sendTagged, serializeAnswer } from '../../infra/http/tagged-answers.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER } from '../../infra/schemas/responses.js'
-import { fingerprintOf, parseIdempotencyKey } from '../idempotency/index.js'
+import { fingerprintOf, type IdempotencyCompletion } from '../idempotency/index.js'
 import { PAGE_LIMIT_DEFAULT } from '../pets/index.js'
-import { sendTagged, serializeOrder } from './order-answers.js'
 import { GetOrderHeadersSchema, PlaceOrderHeadersSchema } from './order-headers.js'
 import { sortedMetadata } from './order-metadata.js'
 import { orderedPetNotFoundMessage, orderNotFoundMessage, petNotAvailableMessage } from './order-messages.js'
@@ -118,23 +117,15 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { petId } = request.body
     const metadata = sortedMetadata(request.body.metadata ?? {})
-    const place = async (completing?: Parameters<typeof app.orderStore.placeOrder>[2]): Promise<Order> => {
+    // empty metadata is no metadata, and a key used before orders had metadata still matches its body
+    const fingerprint = (): string => fingerprintOf(Object.keys(metadata).length === 0 ? ['placeOrder', petId] : ['placeOrder', petId, metadata])
+    const order = await app.idempotentCreates.createOnce(request, reply, fingerprint, async (completing?: IdempotencyCompletion): Promise<Order> => {
       const outcome = await app.orderStore.placeOrder(petId, metadata, completing)
       if (outcome.outcome !== 'placed') throw refusal(petId, outcome)
       return outcome.order
-    }
-    const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'])
-    if (idempotencyKey === undefined || request.apiKey === null) {
-      const order = await place()
-      reply.code(201).header('location', `/v1/store/orders/${order.id}`)
-      return sendTagged(reply, serializeOrder(reply, order))
-    }
-    // empty metadata is no metadata, and a key used before orders had metadata still matches its body
-    const fingerprint = Object.keys(metadata).length === 0 ? ['placeOrder', petId] : ['placeOrder', petId, metadata]
-    const { status, created: order, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey, fingerprintOf(fingerprint), place)
-    if (replayed) reply.header('idempotent-replayed', 'true')
-    reply.code(status).header('location', `/v1/store/orders/${order.id}`)
-    return sendTagged(reply, serializeOrder(reply, order))
+    })
+    reply.header('location', `/v1/store/orders/${order.id}`)
+    return sendTagged(reply, serializeAnswer(reply, order, 'Order'))
   })
 
   app.get('/store/orders/:orderId', {
@@ -156,19 +147,7 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
     onSend: (request, reply, payload, done) => {
-      if (reply.statusCode !== 200 || typeof payload !== 'string') {
-        done(null, payload)
-        return
-      }
-      const etag = strongEtag(payload)
-      reply.header('etag', etag)
-      if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
-        done(null, payload)
-        return
-      }
-      // as getPet: a 304 has no body; for HEAD, Fastify measures the 200's payload and sends nothing
-      reply.code(304).removeHeader('content-type')
-      done(null, request.method === 'HEAD' ? payload : null)
+      done(null, answerConditionalGet(request, reply, payload))
     }
   }, async (request) => {
     const order = await app.orderStore.findOrderById(request.params.orderId)

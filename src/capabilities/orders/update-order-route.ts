@@ -1,11 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ApiError } from '../../infra/errors/catalogue.js'
-import { acceptMergePatchBodies, BODY_TOO_LARGE_MESSAGE, MERGE_PATCH_MEDIA_TYPES, MERGE_PATCH_ONLY_MESSAGE } from '../../infra/http/content-types.js'
-import { ifMatchMatches, strongEtag } from '../../infra/http/etag.js'
-import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../../infra/schemas/responses.js'
+import { acceptMergePatchBodies } from '../../infra/http/content-types.js'
+import { answerConditionalChange, MERGE_PATCH_CONSUMES, mergePatchResponses } from '../../infra/http/merge-patch-route.js'
+import { errorResponse } from '../../infra/schemas/responses.js'
 import { UpdateOrderHeadersSchema } from './order-headers.js'
-import { sendTagged, serializeOrder } from './order-answers.js'
 import {
   cancellationReasonRefusedMessage, cancellationReasonWithoutCancelMessage, orderInvalidTransitionMessage, orderNotFoundMessage, orderPreconditionFailedMessage,
   tooManyMetadataKeysMessage
@@ -31,43 +30,43 @@ const updateOrder: FastifyPluginAsyncTypebox = async (app) => {
         'Setting the status the order already has, or metadata it already has, changes nothing and records nothing. ' +
         'With `If-Match`, the change is made only if the order still has that tag (else 412). The change is durable before 200 is sent.',
       'x-stability': 'beta',
-      consumes: [...MERGE_PATCH_MEDIA_TYPES],
+      consumes: MERGE_PATCH_CONSUMES,
       params: OrderIdParamsSchema,
       headers: UpdateOrderHeadersSchema,
       body: Type.Ref(OrderPatchSchema),
-      response: {
-        200: { ...Type.Ref(OrderSchema), description: 'The order as it now is.', headers: { ETag: ETAG_HEADER } },
-        400: errorResponse('`orderId` is not a positive integer, the body is not a valid patch (`status` not a status, `null` where a value is needed, ' +
+      response: mergePatchResponses({
+        resource: Type.Ref(OrderSchema),
+        changed: 'The order as it now is.',
+        badRequest: errorResponse('`orderId` is not a positive integer, the body is not a valid patch (`status` not a status, `null` where a value is needed, ' +
           '`metadata` beyond its limits, also after the merge, `cancellationReason` without the move to `cancelled`, or an unknown field), ' +
           'or `If-Match` is malformed (`invalid_request`, naming the field); or the body is not JSON (`malformed_json`). Nothing changed.', undefined,
         { invalid_request: `body: field "status" must be one of ${ORDER_STATUSES.map((status) => JSON.stringify(status)).join(', ')}` }),
-        404: errorResponse('No order has this id (`order_not_found`).', undefined, { order_not_found: orderNotFoundMessage(ORDER_EXAMPLE.id) }),
-        409: errorResponse(`The order cannot move from its status to the one asked for (\`invalid_transition\`): only ${describeOrderTransitions()} are allowed. Nothing changed.`,
+        notFound: errorResponse('No order has this id (`order_not_found`).', undefined, { order_not_found: orderNotFoundMessage(ORDER_EXAMPLE.id) }),
+        conflict: errorResponse(`The order cannot move from its status to the one asked for (\`invalid_transition\`): only ${describeOrderTransitions()} are allowed. Nothing changed.`,
           undefined, { invalid_transition: orderInvalidTransitionMessage(ORDER_EXAMPLE.id, 'delivered', 'cancelled') }),
-        412: errorResponse('`If-Match` does not match the order\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.',
-          undefined, { precondition_failed: orderPreconditionFailedMessage(ORDER_EXAMPLE.id) }),
-        413: errorResponse('The body is larger than the limit (`payload_too_large`).', undefined, { payload_too_large: BODY_TOO_LARGE_MESSAGE }),
-        415: errorResponse(`The body is not ${MERGE_PATCH_MEDIA_TYPES.map((type) => `\`${type}\``).join(' or ')} (\`unsupported_media_type\`).`,
-          undefined, { unsupported_media_type: MERGE_PATCH_ONLY_MESSAGE }),
-        ...commonErrorResponses()
-      }
+        preconditionFailed: errorResponse('`If-Match` does not match the order\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.',
+          undefined, { precondition_failed: orderPreconditionFailedMessage(ORDER_EXAMPLE.id) })
+      })
     }
   }, async (request, reply) => {
     const { orderId } = request.params
-    const ifMatch = request.headers['if-match']
-    // the tag of the order as it is inside the store's transaction, made exactly as the answer's (and getOrder's)
-    const precondition = ifMatch === undefined ? undefined : (current: Order) => ifMatchMatches(ifMatch, strongEtag(serializeOrder(reply, current)))
     const { status, cancellationReason, metadata } = request.body
     if (cancellationReason !== undefined && status !== 'cancelled') throw new ApiError('invalid_request', cancellationReasonWithoutCancelMessage())
-    const result = await app.orderStore.updateOrder(orderId, { status, cancellationReason, metadata }, precondition)
-    switch (result.outcome) {
-      case 'not_found': throw new ApiError('order_not_found', orderNotFoundMessage(orderId))
-      case 'precondition_failed': throw new ApiError('precondition_failed', orderPreconditionFailedMessage(orderId))
-      case 'invalid_transition': throw new ApiError('invalid_transition', orderInvalidTransitionMessage(orderId, result.from, result.to))
-      case 'cancellation_reason_refused': throw new ApiError('invalid_request', cancellationReasonRefusedMessage(orderId, result.reason))
-      case 'too_many_metadata_keys': throw new ApiError('invalid_request', tooManyMetadataKeysMessage(result.keys, METADATA_MAX_KEYS))
-    }
-    return sendTagged(reply, serializeOrder(reply, result.order))
+    return await answerConditionalChange(reply, {
+      ifMatch: request.headers['if-match'],
+      schemaName: 'Order',
+      change: async (precondition) => await app.orderStore.updateOrder(orderId, { status, cancellationReason, metadata }, precondition),
+      changed: (result): Order => {
+        switch (result.outcome) {
+          case 'not_found': throw new ApiError('order_not_found', orderNotFoundMessage(orderId))
+          case 'precondition_failed': throw new ApiError('precondition_failed', orderPreconditionFailedMessage(orderId))
+          case 'invalid_transition': throw new ApiError('invalid_transition', orderInvalidTransitionMessage(orderId, result.from, result.to))
+          case 'cancellation_reason_refused': throw new ApiError('invalid_request', cancellationReasonRefusedMessage(orderId, result.reason))
+          case 'too_many_metadata_keys': throw new ApiError('invalid_request', tooManyMetadataKeysMessage(result.keys, METADATA_MAX_KEYS))
+        }
+        return result.order
+      }
+    })
   })
 }
 

@@ -5,10 +5,9 @@ import type { AuthenticatedKey } from '../keys/index.js'
 import type { CounterSeries } from '../../infra/metrics/tally.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
 import { ApiError } from '../../infra/errors/catalogue.js'
-import { ifNoneMatchMatches, strongEtag } from '../../infra/http/etag.js'
+import { answerConditionalGet } from '../../infra/http/tagged-answers.js'
 import { PageCache, type CachedPage } from './page-cache.js'
 import { petFingerprint } from './pet-fingerprint.js'
-import { parseIdempotencyKey } from '../idempotency/index.js'
 import { CreatePetHeadersSchema, GetPetHeadersSchema } from './pet-headers.js'
 import { DEFAULT_PET_STATUS, NewPetSchema, PAGE_LIMIT_DEFAULT, PetSchema, PetsSchema } from './pet-schemas.js'
 import { ListPetsQuerySchema, PetIdParamsSchema } from './list-query.js'
@@ -20,6 +19,7 @@ import updatePet, { petNotFoundMessage } from './update-pet-route.js'
 
 // a client may keep a pet but must revalidate it (its ETag makes that cheap)
 const GET_PET_CACHE_CONTROL = 'private, no-cache'
+const GET_PET_TAGGED_HEADERS = Object.freeze({ 'cache-control': GET_PET_CACHE_CONTROL })
 const GET_PET_CACHE_CONTROL_HEADER: HeaderSpec = {
   type: 'string',
   description: `\`${GET_PET_CACHE_CONTROL}\`: a client may keep the answer but must revalidate it.`,
@@ -153,15 +153,9 @@ const petsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { name, categoryId, status } = request.body
     const newPet = { name, categoryId, status: status ?? DEFAULT_PET_STATUS }
-    const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'])
-    if (idempotencyKey === undefined || request.apiKey === null) {
-      const pet = await app.petStore.createPet(newPet)
-      return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
-    }
-    const { status: firstStatus, created: pet, replayed } = await app.idempotentCreates.create(request.apiKey.scope, idempotencyKey, petFingerprint(newPet),
+    const pet = await app.idempotentCreates.createOnce(request, reply, () => petFingerprint(newPet),
       async (completing) => await app.petStore.createPet(newPet, completing))
-    if (replayed) reply.header('idempotent-replayed', 'true')
-    return reply.code(firstStatus).header('location', `/v1/pets/${pet.id}`).send(pet)
+    return reply.header('location', `/v1/pets/${pet.id}`).send(pet)
   })
 
   app.get('/pets/:petId', {
@@ -201,21 +195,8 @@ const petsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     onSend: (request, reply, payload, done) => {
       reply.headers(deprecationHeaders(baseUrlOf(request)))
       if (request.apiKey !== null) deprecatedCallsOf(request.apiKey).inc()
-      if (reply.statusCode !== 200 || typeof payload !== 'string') {
-        done(null, payload)
-        return
-      }
       // a tag of the bytes: it changes whenever updatePet changes the pet (updatePet answers the same tag)
-      const etag = strongEtag(payload)
-      reply.header('etag', etag).header('cache-control', GET_PET_CACHE_CONTROL)
-      if (!ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
-        done(null, payload)
-        return
-      }
-      // a 304 has no body, and no Content-Length unless it is the 200's (RFC 9110 §8.6): GET sends none;
-      // for HEAD, Fastify's own HEAD hook measures the payload (the 200's) and sends nothing
-      reply.code(304).removeHeader('content-type')
-      done(null, request.method === 'HEAD' ? payload : null)
+      done(null, answerConditionalGet(request, reply, payload, GET_PET_TAGGED_HEADERS))
     },
     // before validation: once removed, the operation is gone whatever the id looks like
     preValidation: (_request, _reply, done) => {

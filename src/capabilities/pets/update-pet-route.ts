@@ -1,15 +1,14 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
 import { ApiError } from '../../infra/errors/catalogue.js'
-import { acceptMergePatchBodies, BODY_TOO_LARGE_MESSAGE, MERGE_PATCH_MEDIA_TYPES, MERGE_PATCH_ONLY_MESSAGE } from '../../infra/http/content-types.js'
-import { ifMatchMatches, strongEtag } from '../../infra/http/etag.js'
+import { acceptMergePatchBodies } from '../../infra/http/content-types.js'
+import { answerConditionalChange, MERGE_PATCH_CONSUMES, mergePatchResponses } from '../../infra/http/merge-patch-route.js'
 import type { Int64 } from '../../infra/json/int64.js'
 import { describeTransitions, FINAL_STATUSES, STATUS_TRANSITIONS } from './status-transitions.js'
 import { UpdatePetHeadersSchema } from './pet-headers.js'
 import { PET_STATUSES, PetPatchSchema, PetSchema, type Pet, type PetStatus } from './pet-schemas.js'
 import { PetIdParamsSchema } from './list-query.js'
-import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../../infra/schemas/responses.js'
+import { errorResponse } from '../../infra/schemas/responses.js'
 
 /** The 404 of a pet id no pet has. */
 export function petNotFoundMessage (petId: Int64): string {
@@ -28,18 +27,6 @@ function invalidTransitionMessage (petId: Int64, from: PetStatus, to: PetStatus)
   const next = STATUS_TRANSITIONS[from]
   const why = next.length === 0 ? `"${from}" is final` : `from "${from}" it can only become ${next.map((status) => `"${status}"`).join(' or ')}`
   return `Pet ${petId} is "${from}" and cannot become "${to}": ${why}.`
-}
-
-/** A pet as the route's own 200 serializer writes it: the bytes that are sent, and tagged. */
-function serializePet (reply: FastifyReply, pet: Pet): string {
-  const body = reply.serialize(pet)
-  if (typeof body !== 'string') throw new Error('the Pet serializer did not produce text')
-  return body
-}
-
-/** Sends a serialized pet with its strong ETag. */
-function sendTagged (reply: FastifyReply, body: string): FastifyReply {
-  return reply.header('etag', strongEtag(body)).type('application/json; charset=utf-8').send(body)
 }
 
 // the pet id the document's examples name
@@ -71,46 +58,42 @@ const updatePet: FastifyPluginAsyncTypebox = async (app) => {
         'Safe to retry without an `Idempotency-Key`: the body states the wanted values, so a repeat changes nothing more (a repeated ' +
         `\`${FINAL_STATUS}\` is a no-op) — but a repeat with \`If-Match\` of a change that was made gets 412, because the tag has changed since.`,
       'x-stability': 'beta',
-      consumes: [...MERGE_PATCH_MEDIA_TYPES],
+      consumes: MERGE_PATCH_CONSUMES,
       params: PetIdParamsSchema,
       headers: UpdatePetHeadersSchema,
       body: Type.Ref(PetPatchSchema),
-      response: {
-        200: {
-          ...Type.Ref(PetSchema),
-          description: 'The pet as it now is.',
-          headers: { ETag: ETAG_HEADER }
-        },
-        400: errorResponse('`petId` is not a positive integer, the body is not a valid patch (a field of the wrong type or out of range, `null`, `id` or an unknown field), ' +
+      response: mergePatchResponses({
+        resource: Type.Ref(PetSchema),
+        changed: 'The pet as it now is.',
+        badRequest: errorResponse('`petId` is not a positive integer, the body is not a valid patch (a field of the wrong type or out of range, `null`, `id` or an unknown field), ' +
           'or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`).', undefined,
         { invalid_request: `body: field "status" must be one of ${PET_STATUSES.map((status) => JSON.stringify(status)).join(', ')}` }),
-        404: errorResponse('No pet has this id (`pet_not_found`).', undefined, { pet_not_found: petNotFoundMessage(EXAMPLE_PET_ID) }),
-        409: errorResponse(`The status cannot move from the pet's current one to the one asked for (\`invalid_transition\`): only ${describeTransitions()} are allowed; ` +
+        notFound: errorResponse('No pet has this id (`pet_not_found`).', undefined, { pet_not_found: petNotFoundMessage(EXAMPLE_PET_ID) }),
+        conflict: errorResponse(`The status cannot move from the pet's current one to the one asked for (\`invalid_transition\`): only ${describeTransitions()} are allowed; ` +
           'or the patch changes the status of a pet with an open order, whose status the order decides (`pet_has_open_order`; a patch leaving the status alone is made). Nothing changed.',
         undefined, { invalid_transition: invalidTransitionMessage(EXAMPLE_PET_ID, FINAL_STATUS, 'available'), pet_has_open_order: petHasOpenOrderMessage(EXAMPLE_PET_ID, 'pending', EXAMPLE_OPEN_ORDER_ID) }),
-        412: errorResponse('`If-Match` does not match the pet\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.',
-          undefined, { precondition_failed: preconditionFailedMessage(EXAMPLE_PET_ID) }),
-        413: errorResponse('The body is larger than the limit (`payload_too_large`).', undefined, { payload_too_large: BODY_TOO_LARGE_MESSAGE }),
-        415: errorResponse(`The body is not ${MERGE_PATCH_MEDIA_TYPES.map((type) => `\`${type}\``).join(' or ')} (\`unsupported_media_type\`).`,
-          undefined, { unsupported_media_type: MERGE_PATCH_ONLY_MESSAGE }),
-        ...commonErrorResponses()
-      }
+        preconditionFailed: errorResponse('`If-Match` does not match the pet\'s current `ETag` (`precondition_failed`): it changed since. Nothing changed.',
+          undefined, { precondition_failed: preconditionFailedMessage(EXAMPLE_PET_ID) })
+      })
     }
   }, async (request, reply) => {
     const { petId } = request.params
-    const ifMatch = request.headers['if-match']
-    // the tag of the pet as it is inside the store's transaction, made exactly as the answer's (and getPet's)
-    const precondition = ifMatch === undefined ? undefined : (current: Pet) => ifMatchMatches(ifMatch, strongEtag(serializePet(reply, current)))
-    const result = await app.petStore.updatePet(petId, request.body, precondition)
-    switch (result.outcome) {
-      case 'not_found': throw new ApiError('pet_not_found', petNotFoundMessage(petId))
-      case 'precondition_failed': throw new ApiError('precondition_failed', preconditionFailedMessage(petId))
-      case 'invalid_transition': throw new ApiError('invalid_transition', invalidTransitionMessage(petId, result.from, result.to))
-      case 'pet_has_open_order': throw new ApiError('pet_has_open_order', petHasOpenOrderMessage(petId, result.status, result.orderId))
-    }
-    const { pet, previous } = result
-    if (pet.status !== previous.status) app.metrics.petTransitions.inc({ from: previous.status, to: pet.status })
-    return sendTagged(reply, serializePet(reply, pet))
+    return await answerConditionalChange(reply, {
+      ifMatch: request.headers['if-match'],
+      schemaName: 'Pet',
+      change: async (precondition) => await app.petStore.updatePet(petId, request.body, precondition),
+      changed: (result): Pet => {
+        switch (result.outcome) {
+          case 'not_found': throw new ApiError('pet_not_found', petNotFoundMessage(petId))
+          case 'precondition_failed': throw new ApiError('precondition_failed', preconditionFailedMessage(petId))
+          case 'invalid_transition': throw new ApiError('invalid_transition', invalidTransitionMessage(petId, result.from, result.to))
+          case 'pet_has_open_order': throw new ApiError('pet_has_open_order', petHasOpenOrderMessage(petId, result.status, result.orderId))
+        }
+        const { pet, previous } = result
+        if (pet.status !== previous.status) app.metrics.petTransitions.inc({ from: previous.status, to: pet.status })
+        return pet
+      }
+    })
   })
 }
 

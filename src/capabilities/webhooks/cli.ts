@@ -1,7 +1,9 @@
-import type { Config } from '../../infra/config/config.js'
+import { CommandUsageError, type CommandGroup } from '../../infra/cli/command-group.js'
+import { loadConfig, type Config } from '../../infra/config/config.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
 import { createWebhookDeliveryLog } from './store/create-webhook-delivery-log.js'
 import { createWebhookStore } from './store/create-webhook-store.js'
+import { RELEASE_HELD_LEASES_SQLITE } from './store/webhook-store.js'
 import type { WebhookDeliveryLog } from './store/webhook-delivery-log.js'
 import type { WebhookStore } from './store/webhook-store.js'
 import { CLI_EVENT_TYPES } from './cli-event-types.js'
@@ -9,15 +11,13 @@ import { formatAttempts, formatEndpoints } from './cli-tables.js'
 import { addEndpoint, checkEndpointChange, checkEndpointRequest, rotateEndpointSecret, SECRET_ROTATION_OVERLAP_MS, WebhookEndpointError } from './webhook-endpoints.js'
 import { WEBHOOK_TEST_ID_PREFIX, WEBHOOK_TEST_TYPE, webhookTestMessage } from './webhook-test-message.js'
 
-export { RELEASE_HELD_LEASES_SQLITE } from './store/webhook-store.js'
-
 /** `webhooks deliveries` lists this many attempts unless `--limit` says otherwise: a screenful. */
 export const DELIVERIES_LIMIT_DEFAULT = 50
 /** The most attempts `webhooks deliveries --limit` lists. */
 export const DELIVERIES_LIMIT_MAX = 1000
 
 /** The `webhooks` commands: how each is called and what it does, for `--help` and the overall usage. */
-export const WEBHOOK_COMMANDS = {
+const WEBHOOK_COMMANDS = {
   'webhooks add': {
     usage: `webhooks add <url> [--events ${CLI_EVENT_TYPES.join(',')}] [--name <text>] [--json]`,
     help: `register an endpoint for the events it names (all by default) and print its id and signing secret
@@ -71,10 +71,10 @@ deliveries numbers their attempts on: 4, 5 … after three), and print how many;
 webhooks enable)`
   }
 } as const
-export type WebhookCommand = keyof typeof WEBHOOK_COMMANDS
+type WebhookCommand = keyof typeof WEBHOOK_COMMANDS
 
 /** The options each command takes (besides --help). */
-export const WEBHOOK_COMMAND_OPTIONS = {
+const WEBHOOK_COMMAND_OPTIONS = {
   'webhooks add': { events: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
   'webhooks list': { json: { type: 'boolean' } },
   'webhooks update': { events: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
@@ -88,7 +88,7 @@ export const WEBHOOK_COMMAND_OPTIONS = {
 } as const satisfies Record<WebhookCommand, Record<string, { type: 'string' | 'boolean' }>>
 
 /** A mistake in how a command was called: the message, printed with its usage, exit code 2. */
-export class WebhookUsageError extends Error {}
+class WebhookUsageError extends CommandUsageError {}
 
 type Output = (line: string) => void
 type Values = Record<string, string | boolean | undefined>
@@ -102,11 +102,20 @@ interface Context {
 }
 type Run = (context: Context) => Promise<number>
 
+/** `npx petstore webhooks …`; a restore ends the delivery leases the replaced database's instances held. */
+export const WEBHOOKS_COMMAND_GROUP: CommandGroup = {
+  name: 'webhooks',
+  summary: 'register, edit, test and follow the endpoints events are delivered to',
+  commands: Object.fromEntries(Object.entries(WEBHOOK_COMMANDS).map(([command, spec]) => [command, { ...spec, options: WEBHOOK_COMMAND_OPTIONS[command as WebhookCommand] }])),
+  restoreReleases: [RELEASE_HELD_LEASES_SQLITE],
+  run: async ({ command, values, positionals, env, out, err }) => await runWebhookCommand(command as WebhookCommand, values, positionals, loadConfig(env), out, err)
+}
+
 /**
  * Runs a `webhooks` command: its arguments are checked before the database is opened (a
  * {@link WebhookUsageError} changes nothing), then it runs on the configured store.
  */
-export async function runWebhookCommand (command: WebhookCommand, values: Values, positionals: string[], config: Config, out: Output, err: Output): Promise<number> {
+async function runWebhookCommand (command: WebhookCommand, values: Values, positionals: string[], config: Config, out: Output, err: Output): Promise<number> {
   const run = await prepare(command, values, positionals, config)
   const database = describeDatabase(config.database)
   const { database: opened } = await openDatabase(config.database)

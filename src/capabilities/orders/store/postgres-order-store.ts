@@ -5,7 +5,9 @@ import { CHANGES_LOCK_CTE, recordPostgresEvents, takeChangesLock } from '../../.
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
-import { notePetsChanged, PETS_CHANGED_CHANNEL, petUpdatedData, POSTGRES_PET_COLUMNS, rowToPet, type Pet, type PetRow, type PetStatus } from '../../pets/index.js'
+import {
+  lockPostgresPet, lockPostgresPets, movePostgresPet, notePetsChanged, PETS_CHANGED_CHANNEL, petMovedEvent, postgresPetsMovedCte, type Pet
+} from '../../pets/index.js'
 import { decideOrderUpdate, decidePlacement, orderChanged, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
 import type { Metadata } from '../order-metadata.js'
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
@@ -27,11 +29,8 @@ const CLAIM_LOST = Symbol('claim lost')
  * before the pet moves, and again by it as it records the events.
  */
 const SQL = {
-  findPetForUpdate: { name: 'petstore-orders-find-pet-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
-  // a batch's pets, locked in id order: two batches never hold each other's rows in a circle
-  findPetsForUpdate: { name: 'petstore-orders-find-pets-for-update', text: `SELECT ${POSTGRES_PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE` },
   // a batch's orders, after its pets were locked: the changes lock, the orders inserted in arrival order ($2 the
-  // positions), their pets made pending; an order refused by the index returns no row
+  // positions), their pets made pending (by the pets' own expression); an order refused by the index returns no row
   insertOrders: {
     name: 'petstore-insert-orders',
     text: `WITH ${CHANGES_LOCK_CTE}, ` +
@@ -39,10 +38,9 @@ const SQL = {
       "inserted AS (INSERT INTO orders (pet_id, status, placed_at, metadata) SELECT input.pet_id, 'placed', $3::timestamptz, input.metadata::jsonb " +
       'FROM input, ordered ORDER BY input.position ' +
       `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}), ` +
-      "moved AS (UPDATE pets SET status = 'pending' FROM inserted WHERE pets.id = inserted.pet_id) " +
+      `${postgresPetsMovedCte('moved', 'inserted', 'pet_id', 'pending')} ` +
       `SELECT ${ORDER_COLUMNS} FROM inserted`
   },
-  setPetStatus: { name: 'petstore-orders-set-pet-status', text: 'UPDATE pets SET status = $1 WHERE id = $2' },
   // the partial unique index of open orders refuses a second one: then no row comes back
   insertOrder: {
     name: 'petstore-insert-order',
@@ -64,8 +62,7 @@ const SQL = {
 
 /** The pets of a batch, locked in id order, by id as text (what a placement names them by). */
 async function lockPets (client: pg.PoolClient, placements: readonly Placement[]): Promise<Map<string, Pet>> {
-  const { rows } = await client.query<PetRow>({ ...SQL.findPetsForUpdate, values: [placements.map((placement) => placement.petId)] })
-  return new Map(rows.map((row) => { const pet = rowToPet(row); return [String(pet.id), pet] }))
+  return await lockPostgresPets(client, placements.map((placement) => placement.petId))
 }
 
 /** The orders of the shared PostgreSQL database: each change one transaction with its pet's change and both events. */
@@ -145,7 +142,7 @@ export class PostgresOrderStore implements OrderStore {
           continue
         }
         const pet = locked.get(String(placement.petId)) as Pet
-        events.push({ type: 'pet.updated', data: petUpdatedData(pet, { ...pet, status: 'pending' }) }, { type: 'order.created', data: orderCreatedData(order) })
+        events.push(petMovedEvent(pet, 'pending'), { type: 'order.created', data: orderCreatedData(order) })
         if (placement.completing !== undefined) completing.push({ claim: placement.completing, order })
         outcomes[index] = { outcome: 'placed', order }
       }
@@ -175,7 +172,7 @@ export class PostgresOrderStore implements OrderStore {
       return { ok: true, value: { outcome: 'pet_not_available', petStatus: 'pending' } }
     }
     const order = rowToOrder(inserted.rows[0])
-    const moved = await this.#movePet(client, pet, 'pending')
+    const moved = await movePostgresPet(client, pet, 'pending')
     await recordPostgresEvents(this.#database, client, now, [moved, { type: 'order.created', data: orderCreatedData(order) }], PETS_CHANGED_CHANNEL)
     if (completing !== undefined) {
       const completed = await client.query({
@@ -191,12 +188,6 @@ export class PostgresOrderStore implements OrderStore {
     // a later order of this batch for the same pet finds it pending, as it would after this commit
     pets.set(String(petId), { ...pet, status: 'pending' })
     return { ok: true, value: { outcome: 'placed', order } }
-  }
-
-  /** Moves the pet to `status`; returns its pet.updated event, for the caller to record with its own. */
-  async #movePet (client: pg.PoolClient, pet: Pet, status: PetStatus): Promise<NewEvent> {
-    await client.query({ ...SQL.setPetStatus, values: [status, pet.id] })
-    return { type: 'pet.updated', data: petUpdatedData(pet, { ...pet, status }) }
   }
 
   async findOrderById (id: Int64): Promise<Order | undefined> {
@@ -219,10 +210,7 @@ export class PostgresOrderStore implements OrderStore {
         if (outcome.outcome !== 'updated' || !orderChanged(outcome.previous, outcome.order)) return outcome
         const { order } = outcome
         let pet: Pet | undefined
-        if (outcome.petStatus !== undefined) {
-          const petRows = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [outcome.order.petId] })
-          pet = rowToPet(petRows.rows[0] as PetRow)
-        }
+        if (outcome.petStatus !== undefined) pet = await lockPostgresPet(client, outcome.order.petId)
         await takeChangesLock(client)
         wrote = true
         const date = (ms: number): Date => new Date(ms)
@@ -232,7 +220,7 @@ export class PostgresOrderStore implements OrderStore {
             order.cancellationReason ?? null, JSON.stringify(order.metadata ?? {}), order.id]
         })
         const events: NewEvent[] = []
-        if (pet !== undefined && outcome.petStatus !== undefined) events.push(await this.#movePet(client, pet, outcome.petStatus))
+        if (pet !== undefined && outcome.petStatus !== undefined) events.push(await movePostgresPet(client, pet, outcome.petStatus))
         events.push({ type: 'order.updated', data: orderUpdatedData(order, outcome.previous.status) })
         await recordPostgresEvents(this.#database, client, now, events, PETS_CHANGED_CHANNEL)
         return outcome

@@ -5,7 +5,7 @@ import { recordSqliteEvents } from '../../../infra/database/sqlite/sqlite-outbox
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
-import { notePetsChanged, petUpdatedData, rowToPet, SQLITE_PET_COLUMNS, type Pet, type PetRow, type PetStatus } from '../../pets/index.js'
+import { SqlitePetMoves } from '../../pets/index.js'
 import { decideOrderUpdate, decidePlacement, orderChanged, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
 import type { Metadata } from '../order-metadata.js'
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
@@ -16,8 +16,6 @@ import type { OrderPage, OrderPageQuery, OrderStore } from './order-store.js'
 import { groupPlacements, type Placement } from './placements.js'
 
 const SQL = {
-  findPet: `SELECT ${SQLITE_PET_COLUMNS} FROM pets WHERE id = ?`,
-  setPetStatus: 'UPDATE pets SET status = ? WHERE id = ?',
   // the partial unique index of open orders refuses a second one: then no row comes back
   insertOrder: "INSERT INTO orders (pet_id, status, placed_at, metadata) VALUES (?, 'placed', ?, ?) " +
     `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}`,
@@ -44,10 +42,13 @@ export class SqliteOrderStore implements OrderStore {
   // orders placed together share one IMMEDIATE transaction: one commit (one fsync) for the batch
   readonly #placements = groupPlacements((placements) => this.#placeBatch(placements))
   #update: Database.Transaction<Update> | undefined
+  // the pets' own statements: an order changes its pet only through them
+  readonly #pets: SqlitePetMoves
 
   constructor (database: SqliteDatabase) {
     this.#database = database
     this.#db = database.connection
+    this.#pets = new SqlitePetMoves(database)
   }
 
   // prepared on first use, because preparing needs the tables that migrating creates
@@ -78,29 +79,20 @@ export class SqliteOrderStore implements OrderStore {
 
   #placeLocked ({ petId, metadata, completing }: Placement): PlaceOrderOutcome {
     const statements = this.#statements
-    const row = statements.findPet.get(petId) as PetRow | undefined
-    const pet = row === undefined ? undefined : rowToPet(row)
+    const pet = this.#pets.findPet(petId)
     const decision = decidePlacement(pet?.status)
     if (decision.outcome !== 'orderable' || pet === undefined) return decision.outcome === 'orderable' ? { outcome: 'pet_not_found' } : decision
     const now = Date.now()
     const orderRow = statements.insertOrder.get(petId, now, JSON.stringify(metadata)) as OrderRow | undefined
     if (orderRow === undefined) return { outcome: 'pet_not_available', petStatus: 'pending' }
     const order = rowToOrder(orderRow)
-    recordSqliteEvents(this.#database, now, [this.#movePet(pet, 'pending'), { type: 'order.created', data: orderCreatedData(order) }])
+    recordSqliteEvents(this.#database, now, [this.#pets.movePet(pet, 'pending'), { type: 'order.created', data: orderCreatedData(order) }])
     if (completing !== undefined) {
       const { changes } = statements.completeIdempotencyKey.run(201, stringifyJson(order), completing.scope, completing.key, completing.token)
       // thrown inside the transaction: it rolls back, the order is not placed
       if (changes !== 1) throw new IdempotencyClaimLostError()
     }
     return { outcome: 'placed', order }
-  }
-
-  /** Moves the pet to `status`; returns its pet.updated event, for the caller to record with its own. */
-  #movePet (pet: Pet, status: PetStatus): NewEvent {
-    this.#statements.setPetStatus.run(status, pet.id)
-    // this connection's own commits leave data_version alone: the pet store must be told
-    notePetsChanged(this.#database)
-    return { type: 'pet.updated', data: petUpdatedData(pet, { ...pet, status }) }
   }
 
   async findOrderById (id: Int64): Promise<Order | undefined> {
@@ -134,7 +126,9 @@ export class SqliteOrderStore implements OrderStore {
     statements.setOrder.run(order.status, timeValue(order.approvedAt, ms), timeValue(order.deliveredAt, ms), timeValue(order.cancelledAt, ms),
       order.cancellationReason ?? null, JSON.stringify(order.metadata ?? {}), order.id)
     const events: NewEvent[] = []
-    if (outcome.petStatus !== undefined) events.push(this.#movePet(rowToPet(statements.findPet.get(order.petId) as PetRow), outcome.petStatus))
+    const pet = outcome.petStatus === undefined ? undefined : this.#pets.findPet(order.petId)
+    // the order's pet exists: the orders' foreign key keeps it
+    if (pet !== undefined && outcome.petStatus !== undefined) events.push(this.#pets.movePet(pet, outcome.petStatus))
     events.push({ type: 'order.updated', data: orderUpdatedData(order, outcome.previous.status) })
     recordSqliteEvents(this.#database, now, events)
     return outcome

@@ -32,6 +32,10 @@ export const SQL = {
   findPets: { name: 'petstore-find-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[])` },
   // the row stays locked until commit: a racing update waits here, then reads what this one wrote
   findPetForUpdate: { name: 'petstore-find-pet-for-update', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
+  // an order batch's pets (pet-moves.ts), locked in id order: two batches never hold each other's rows in a circle
+  findPetsForUpdate: { name: 'petstore-find-pets-for-update', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE` },
+  // an order's pet moved by its order (pet-moves.ts), the row locked already
+  setPetStatus: { name: 'petstore-set-pet-status', text: 'UPDATE pets SET status = $1 WHERE id = $2' },
   // the row is locked already (findPetForUpdate); its pet.updated event is recorded by the same statement
   updatePet: new EventRecordingStatement('petstore-update-pet', {
     change: 'updated AS (UPDATE pets SET name = $1, category_id = $2, status = $3 WHERE id = $4 RETURNING pets.id)',

@@ -13,6 +13,8 @@ export const SQL = {
   insertPet: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
   findPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`,
   updatePet: 'UPDATE pets SET name = ?, category_id = ?, status = ? WHERE id = ?',
+  // an order's pet moved by its order (pet-moves.ts)
+  setPetStatus: 'UPDATE pets SET status = ? WHERE id = ?',
   completeIdempotencyKey: COMPLETE_CLAIM_SQL.sqlite,
   listPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
   listPetsByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
