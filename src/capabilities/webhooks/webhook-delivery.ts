@@ -5,7 +5,7 @@ import type { WebhookSettings } from '../../infra/config/config.js'
 import type { Database } from '../../infra/database/database.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
 import type { Clock } from '../../infra/runtime/clock.js'
-import { watchRecordedEvents } from './store/watch-recorded-events.js'
+import { watchRecordedEvents } from '../../infra/database/watch-recorded-events.js'
 import type { WebhookStore } from './store/webhook-store.js'
 import type { WebhookDispatcher } from './webhook-dispatcher.js'
 

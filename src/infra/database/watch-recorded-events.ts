@@ -1,5 +1,5 @@
-import type { Database } from '../../../infra/database/database.js'
-import { EVENTS_RECORDED_CHANNEL } from '../../../infra/database/commit-signal.js'
+import type { Database } from './database.js'
+import { EVENTS_RECORDED_CHANNEL } from './commit-signal.js'
 
 /** On SQLite, how often `PRAGMA data_version` is read for commits of other processes (workers, the CLI): a read of a counter, no lock. */
 export const DATA_VERSION_PROBE_MS = 50
