@@ -32,6 +32,8 @@ export interface StreamClient {
   waitUntil: (predicate: () => boolean, what: string, ms?: number) => Promise<void>
   /** Stops reading: the socket's data stays unread in the kernel, as a consumer that hangs does. */
   stopReading: () => void
+  /** Reads again (what waited in the kernel, then whatever ended the connection). */
+  resumeReading: () => void
   close: () => void
 }
 
@@ -104,6 +106,10 @@ export async function openStream (baseUrl: string, path: string, headers: Record
         stopReading: () => {
           res.pause()
           res.socket.pause()
+        },
+        resumeReading: () => {
+          res.socket.resume()
+          res.resume()
         },
         close: () => { req.destroy() }
       })

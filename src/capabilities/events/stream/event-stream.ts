@@ -21,6 +21,8 @@ export interface EventStreamOptions {
   heartbeatMs: number
   /** Bytes written on past this stream and not yet taken by the consumer's connection (the response's own buffer). */
   unsentBeyond: () => number
+  /** Settles once the response has handed what it holds to the connection (its `drain`), or has closed. */
+  responseDrained: () => Promise<void>
   /** Drops the consumer's connection at once (a stream that must not flush what it holds). */
   dropConnection: () => void
   /** Told of each write of event messages, with their number. */
@@ -47,7 +49,7 @@ export class EventStream extends Readable {
   readonly #heartbeat: NodeJS.Timeout
   #ready: (() => void) | undefined
   #over = false
-  // the consumer took something since the last heartbeat (the response asked this stream for more)
+  // the consumer took something since the last heartbeat (the response drained)
   #took = true
 
   constructor (options: EventStreamOptions) {
@@ -95,7 +97,11 @@ export class EventStream extends Readable {
 
   /** Resolves once the consumer has taken what this stream holds (or the stream has ended): when a stream catching up may read its next page. */
   async whenConsumerReady (): Promise<void> {
-    while (!this.#over && this.backlog >= CATCH_UP_HIGH_WATER_BYTES) await new Promise<void>((resolve) => { this.#ready = resolve })
+    while (!this.#over && this.backlog >= CATCH_UP_HIGH_WATER_BYTES) {
+      // what this stream holds waits for the response to ask for more; what the response holds, for its drain
+      if (this.readableLength > 0) await new Promise<void>((resolve) => { this.#ready = resolve })
+      else await this.#options.responseDrained()
+    }
   }
 
   /** Ends the stream cleanly: what it holds is sent, then the response ends; the consumer resumes with Last-Event-ID. */
@@ -113,8 +119,12 @@ export class EventStream extends Readable {
     this.destroy()
   }
 
-  override _read (): void {
+  /** The consumer took what the connection held (the response drained): it reads, however slowly. */
+  consumerTook (): void {
     this.#took = true
+  }
+
+  override _read (): void {
     const ready = this.#ready
     this.#ready = undefined
     ready?.()

@@ -9,6 +9,17 @@ import type { EventTail, StreamPage } from './event-tail.js'
 import { EVENT_STREAM_MEDIA_TYPE } from './sse-format.js'
 import { StreamSlots } from './stream-slots.js'
 
+/** Calls `settle` once, at `response`'s next `drain` or its `close`. */
+function settleOnDrainOrClose (response: FastifyReply['raw'], settle: () => void): void {
+  const done = (): void => {
+    response.off('drain', done)
+    response.off('close', done)
+    settle()
+  }
+  response.once('drain', done)
+  response.once('close', done)
+}
+
 /** Where a new stream starts, and what it carries. */
 export interface StreamRequest {
   /** The id it resumes after (`Last-Event-ID`, else `after`); undefined: from the oldest retained event. */
@@ -66,6 +77,7 @@ export class EventStreams {
       maxBacklogBytes: this.#settings.maxBacklogBytes,
       heartbeatMs: this.#settings.heartbeatMs,
       unsentBeyond: () => reply.raw.writableLength,
+      responseDrained: async () => { await new Promise<void>((resolve) => { settleOnDrainOrClose(reply.raw, resolve) }) },
       dropConnection: () => { reply.raw.destroy() },
       onMessages: (count) => { this.#metrics.eventStreamMessages.inc(count) },
       onEnd: (_stream, reason: StreamEnd | undefined) => {
@@ -74,6 +86,7 @@ export class EventStreams {
         if (reason === 'backlog') request.log.warn({ maxBacklogBytes: this.#settings.maxBacklogBytes }, 'event stream cut: its consumer stopped reading')
       }
     })
+    reply.raw.on('drain', () => { stream.consumerTook() })
     stream.sendEvents(page.events, page.through)
     markStreamedAnswer(request)
     // a stream asked for while the instance closes ends at once: its consumer resumes elsewhere
