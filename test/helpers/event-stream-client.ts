@@ -74,20 +74,20 @@ export async function openStream (baseUrl: string, path: string, headers: Record
         }
         for (const waiter of waiters) waiter()
       })
-      const ended = new Promise<'clean' | 'cut'>((resolveEnd) => {
-        res.once('end', () => { resolveEnd('clean') })
-        res.once('aborted', () => { resolveEnd('cut') })
-        res.once('error', () => { resolveEnd('cut') })
-        res.once('close', () => { resolveEnd(res.complete ? 'clean' : 'cut') })
+      const ended = new Promise<'clean' | 'cut'>((resolve) => {
+        res.once('end', () => { resolve('clean') })
+        res.once('aborted', () => { resolve('cut') })
+        res.once('error', () => { resolve('cut') })
+        res.once('close', () => { resolve(res.complete ? 'clean' : 'cut') })
       })
       ended.then(() => { for (const waiter of waiters) waiter() }, () => {})
       const waitUntil = async (predicate: () => boolean, what: string, ms = 20_000): Promise<void> => {
         if (predicate()) return
-        await within(ms, `${what}: ${messages.length} messages arrived`, new Promise<void>((resolveWait) => {
+        await within(ms, `${what}: ${messages.length} messages arrived`, new Promise<void>((resolve) => {
           const check = (): void => {
             if (!predicate()) return
             waiters.delete(check)
-            resolveWait()
+            resolve()
           }
           waiters.add(check)
         }))

@@ -90,7 +90,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // a HEAD is answered as the page would be: a stream has no end to answer it with
     if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
       // Last-Event-ID (what an EventSource sends when it reconnects) wins over after
-      const lastEventId = request.headers['last-event-id'] as number | undefined
+      const lastEventId = request.headers['last-event-id']
       return await app.eventStreams.answer(request, reply, { after: lastEventId ?? after, types: type, serialize, expired })
     }
     const page = await app.eventStore.listEvents({ afterId: after ?? 0, limit, types: type })

@@ -21,7 +21,7 @@ export const ListEventsHeadersSchema = Type.Object({
   }))
 })
 
-const example = EventSchema.examples?.[0] as { id: number, type: string }
+const example = (EventSchema.examples as ReadonlyArray<{ id: number, type: string }>)[0] as { id: number, type: string }
 const STREAM_EXAMPLE = STREAM_OPENING.toString('utf8') + eventMessage(example.id, example.type, stringifyJson(example)).toString('utf8') + HEARTBEAT.toString('utf8')
 
 /** The 200's second media type: the stream. */
