@@ -27,8 +27,8 @@ const STREAM_EXAMPLE = STREAM_OPENING.toString('utf8') + eventMessage(example.id
 /** The 200's second media type: the stream. */
 export const EVENT_STREAM_CONTENT = {
   [EVENT_STREAM_MEDIA_TYPE]: {
+    // no type: the stream has no length to bound (a `string` would need a maxLength), and JSON Schema says nothing of its lines
     schema: {
-      type: 'string',
       description: `Server-Sent Events (WHATWG HTML), UTF-8, sent as they happen and never ending on its own. It opens with \`retry: ${STREAM_RETRY_MS}\` ` +
         '(the reconnection delay, in ms) and a comment line. Each event is one message: `id:` the event id, `event:` its type, `data:` the event ' +
         'as one line of JSON, exactly as a page holds it (the `Event` schema), then a blank line. Lines starting with `:` are comments ' +
