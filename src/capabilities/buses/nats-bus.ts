@@ -1,6 +1,6 @@
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node'
 import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream'
-import type { NatsBusSettings } from '../../infra/config/config.js'
+import type { NatsBusSettings } from '../../infra/config/bus-config.js'
 import { withinDeadline, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage } from './bus.js'
 
 interface Connected {

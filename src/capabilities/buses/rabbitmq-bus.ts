@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib'
-import type { AmqpBusSettings } from '../../infra/config/config.js'
+import type { AmqpBusSettings } from '../../infra/config/bus-config.js'
 import { withinDeadline, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage } from './bus.js'
 
 interface Connected {

@@ -4,19 +4,24 @@ import { EventRetention } from './event-retention.js'
 import { eventTypesOf } from './event-types.js'
 import { createEventStore } from './store/create-event-store.js'
 import type { EventStore } from './store/event-store.js'
+import { EventStreams } from './stream/event-streams.js'
+import { EventTail } from './stream/event-tail.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The change feed's read side and retention (the stores of the capabilities that record events write it). */
     eventStore: EventStore
     eventRetention: EventRetention
+    /** The streams of the feed open on this instance, and the tail that feeds them. */
+    eventStreams: EventStreams
   }
 }
 
 /**
  * The change feed: its store, the schemas of the event types registered before it (by the capabilities that
- * record them) as the document's components, and the retention loop. It knows no producer: a type registered
- * after it is refused.
+ * record them) as the document's components, the retention loop, and the streams (their tail is background
+ * work; every stream ends at close, before HTTP drains, so the drain never waits on one). It knows no
+ * producer: a type registered after it is refused.
  */
 export const events = fp(async (app) => {
   const store = app.instrumentStore(createEventStore(app.database))
@@ -25,4 +30,8 @@ export const events = fp(async (app) => {
   catalogue.close()
   for (const schema of feedSchemas(catalogue)) app.addSchema(schema)
   app.decorate('eventRetention', app.background.start(new EventRetention(store, app.clock, app.log, app.config.eventRetentionDays, app.metrics)))
+  const tail = app.background.start(new EventTail({ store, database: app.database, metrics: app.metrics, log: app.log }))
+  const streams = new EventStreams(tail, app.config.eventStreams, app.metrics)
+  app.decorate('eventStreams', streams)
+  app.addHook('preClose', async () => { streams.finishAll() })
 }, { name: 'petstore-events', dependencies: ['petstore-database', 'petstore-background'] })

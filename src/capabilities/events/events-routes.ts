@@ -5,7 +5,10 @@ import { ApiError } from '../../infra/errors/catalogue.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
 import { EVENT_PAGE_LIMIT_DEFAULT, listEventsQuerySchema } from './event-schemas.js'
-import type { Event, EventType, EventTypeCatalogue } from './event-types.js'
+import type { Event } from './event-types.js'
+import { compileEventSerializer, type SerializeEvent } from './event-serializer.js'
+import { eventStreamContent, ListEventsHeadersSchema, LIST_EVENTS_STREAM_DESCRIPTION, STREAM_CAP_429, STREAM_CAP_503 } from './stream/event-stream-document.js'
+import { prefersEventStream } from './stream/sse-format.js'
 import { commonErrorResponses, errorResponse } from '../../infra/schemas/responses.js'
 
 /** The 410 of a consumer whose position retention has deleted events after. */
@@ -15,21 +18,8 @@ export function eventsExpiredMessage (afterId: number, purgedThrough: number, ol
     `then follow the feed from after=${purgedThrough}.`
 }
 
-// each type's own schema, as the Event oneOf's discriminator picks it: the oneOf itself would have the
-// serializer try each option with ajv, whose `integer` refuses an int64 held as a bigint (and which costs a
-// validation per event)
-function schemaOfType (catalogue: EventTypeCatalogue): ReadonlyMap<EventType, Record<string, unknown>> {
-  return new Map(catalogue.definitions.map(({ type, schema }) => [type, Type.Ref(schema) as unknown as Record<string, unknown>]))
-}
-
 /** Sends a page of events as the Events schema describes it, each serialized by its type's schema. */
-function sendEvents (reply: FastifyReply, schemaOf: ReadonlyMap<EventType, Record<string, unknown>>, events: readonly Event[]): FastifyReply {
-  const serialize = (event: Event): string => {
-    const schema = schemaOf.get(event.type)
-    // a type no capability registered cannot be in the table: the stores write only their own
-    if (schema === undefined) throw new Error(`event ${event.id} has the unregistered type ${event.type}`)
-    return reply.compileSerializationSchema(schema)(event)
-  }
+function sendEvents (reply: FastifyReply, serialize: SerializeEvent, events: readonly Event[]): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(`[${events.map(serialize).join(',')}]`)
 }
 
@@ -39,7 +29,9 @@ function sendEvents (reply: FastifyReply, schemaOf: ReadonlyMap<EventType, Recor
  */
 const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const types = app.eventTypes
-  const schemaOf = schemaOfType(types)
+  // the stream's example in the document: the first registered type's
+  const firstExample = types.definitions[0]?.example
+  if (firstExample === undefined) throw new Error('the feed has no event type: pets and orders register theirs before events')
   app.get('/events', {
     schema: {
       operationId: 'listEvents',
@@ -51,24 +43,28 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when ' +
         'there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. ' +
         'Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors ' +
-        'were deleted is 410 `events_expired`, and the consumer must resynchronize.',
+        'were deleted is 410 `events_expired`, and the consumer must resynchronize. ' + LIST_EVENTS_STREAM_DESCRIPTION,
       'x-stability': 'beta',
       querystring: listEventsQuerySchema(types),
+      headers: ListEventsHeadersSchema,
       response: {
         200: {
-          ...Type.Ref('Events'),
-          description: 'A page of events (a bare array, possibly empty).',
+          description: 'A page of events (a bare array, possibly empty), as `application/json`; or, when `Accept` asks for `text/event-stream`, the stream of events.',
+          content: {
+            'application/json': { schema: Type.Ref('Events') },
+            ...eventStreamContent(firstExample)
+          },
           headers: {
             Link: {
               type: 'string',
-              description: 'RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered).',
+              description: 'RFC 8288 link to the next page, on every page (not on a stream): `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered).',
               pattern: '^<[^>]+/events\\?[^>]+>; rel="next"$',
               maxLength: 2000,
               example: '<https://api.petstore.test/v1/events?after=42&limit=20>; rel="next"'
             }
           }
         },
-        400: errorResponse('`after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`).', undefined, {
+        400: errorResponse('`after`, `limit` or `type` is invalid, a query parameter is unknown, or `Last-Event-ID` is not an event id (`invalid_request`).', undefined, {
           invalid_request: `query parameter "type": "pet.deleted" must be one of ${types.types.map((type) => `"${type}"`).join(', ')}`
         }),
         410: errorResponse('Events after `after` (of the `type`s asked for) were deleted by retention (`events_expired`): resynchronize, then follow `Link`.', {
@@ -80,24 +76,33 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
             example: '<https://api.petstore.test/v1/events?after=1200&limit=20>; rel="next"'
           }
         }, { events_expired: eventsExpiredMessage(7, 1200, 1201) }),
-        ...commonErrorResponses()
+        ...commonErrorResponses(),
+        429: STREAM_CAP_429,
+        503: STREAM_CAP_503
       }
     }
   }, async (request, reply) => {
     const { after, limit = EVENT_PAGE_LIMIT_DEFAULT, type } = request.query
-    const page = await app.eventStore.listEvents({ afterId: after ?? 0, limit, types: type })
+    const serialize = compileEventSerializer(reply, types)
     const nextLink = (position: number): string => {
       const next = new URLSearchParams({ after: String(position), limit: String(limit) })
       for (const each of type ?? []) next.append('type', each)
       return `<${baseUrlFor(app.config, request.host)}/events?${next.toString()}>; rel="next"`
     }
-    if (after !== undefined && after < page.purgedThrough) {
-      // the link is where to follow from once resynchronized, for clients that read it rather than the message
-      throw new ApiError('events_expired', eventsExpiredMessage(after, page.purgedThrough, await app.eventStore.oldestEventId()), { link: nextLink(page.purgedThrough) })
+    // the link is where to follow from once resynchronized, for clients that read it rather than the message
+    const expired = async (position: number, purgedThrough: number): Promise<ApiError> =>
+      new ApiError('events_expired', eventsExpiredMessage(position, purgedThrough, await app.eventStore.oldestEventId()), { link: nextLink(purgedThrough) })
+    // a HEAD is answered as the page would be: a stream has no end to answer it with
+    if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
+      // Last-Event-ID (what an EventSource sends when it reconnects) wins over after
+      const lastEventId = request.headers['last-event-id']
+      return await app.eventStreams.answer(request, reply, { after: lastEventId ?? after, types: type, serialize, expired })
     }
+    const page = await app.eventStore.listEvents({ afterId: after ?? 0, limit, types: type })
+    if (after !== undefined && after < page.purgedThrough) throw await expired(after, page.purgedThrough)
     // the next page starts after the last event returned; with none, where this one started (or, from the start,
     // after what retention deleted: the same events, and no 410 if more are deleted meanwhile)
-    return sendEvents(reply.header('link', nextLink(page.events.at(-1)?.id ?? after ?? page.purgedThrough)), schemaOf, page.events)
+    return sendEvents(reply.header('link', nextLink(page.events.at(-1)?.id ?? after ?? page.purgedThrough)), serialize, page.events)
   })
 
   allowOnly(app, '/events', ['GET'])

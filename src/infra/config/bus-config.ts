@@ -31,7 +31,9 @@ export interface BusSettings {
   readonly amqp: AmqpBusSettings | undefined
 }
 
-type BusVariable = 'NATS_URL' | 'NATS_STREAM' | 'NATS_SUBJECT_PREFIX' | 'AMQP_URL' | 'AMQP_EXCHANGE'
+/** The variables of the buses, as CONFIG_VARIABLES lists them. */
+export const BUS_VARIABLES = ['NATS_URL', 'NATS_STREAM', 'NATS_SUBJECT_PREFIX', 'AMQP_URL', 'AMQP_EXCHANGE'] as const
+type BusVariable = typeof BUS_VARIABLES[number]
 type Env = Readonly<Partial<Record<BusVariable, string | undefined>>>
 
 function isUnset (value: string | undefined): value is undefined {

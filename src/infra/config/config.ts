@@ -4,7 +4,8 @@ import { ConfigError } from './config-error.js'
 import { parseNetworks } from './networks.js'
 import { INSTALL_ROOT } from '../runtime/install-root.js'
 import { parseTracing, type TraceSampler, type TracingSettings } from './otel-config.js'
-import { parseBuses, type BusSettings } from './bus-config.js'
+import { BUS_VARIABLES, parseBuses, type BusSettings } from './bus-config.js'
+import { EVENT_STREAM_VARIABLES, parseEventStreams, type EventStreamSettings } from './event-stream-config.js'
 
 /** How long SQLite waits for another connection's write lock before the request gets a 503. */
 export const SQLITE_BUSY_TIMEOUT_MS = 250
@@ -69,6 +70,8 @@ export interface Config {
   readonly tracing: TracingSettings | undefined
   /** How long the change feed keeps an event before retention deletes it (`EVENT_RETENTION_DAYS`), in days. */
   readonly eventRetentionDays: number
+  /** The bounds of the streaming feed (`EVENT_STREAM_*`, event-stream-config.ts). */
+  readonly eventStreams: EventStreamSettings
   /** How webhooks are delivered (`WEBHOOK_*`). */
   readonly webhooks: WebhookSettings
   /** When new requests are answered 503 `overloaded` at once (`OVERLOAD_*`). */
@@ -109,8 +112,7 @@ export interface WebhookSettings {
   readonly allowedNetworks: readonly string[]
 }
 
-export type { TraceSampler, TracingSettings }
-export type { AmqpBusSettings, BusSettings, NatsBusSettings } from './bus-config.js'
+export type { BusSettings, EventStreamSettings, TraceSampler, TracingSettings }
 
 /** The most worker processes `WORKERS` may ask for. */
 export const MAX_WORKERS = 64
@@ -132,8 +134,8 @@ export const CONFIG_VARIABLES = [
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
   'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_INTERVAL_MS', 'WEBHOOK_ALLOW_HTTP',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'WEBHOOK_ALLOWED_NETWORKS',
+  ...EVENT_STREAM_VARIABLES, ...BUS_VARIABLES,
   'OVERLOAD_SHEDDING', 'OVERLOAD_MAX_EVENT_LOOP_DELAY_MS', 'OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', 'OVERLOAD_MAX_ACCEPT_QUEUE',
-  'NATS_URL', 'NATS_STREAM', 'NATS_SUBJECT_PREFIX', 'AMQP_URL', 'AMQP_EXCHANGE',
   // OpenTelemetry's standard variables that turn tracing on or are checked here; the SDK reads its other OTEL_* itself
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
   'OTEL_SDK_DISABLED', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'
@@ -182,12 +184,11 @@ export const DEFAULT_OVERLOAD_MAX_ACCEPT_QUEUE = 64
 const MAX_RETRY_DELAY_MS = 7 * 86_400_000
 
 /**
- * Reads and validates every environment variable the service uses; a relative `sqlite:` path or
- * `DATA_DIR` is resolved against `root` (the installation's, {@link INSTALL_ROOT}).
- * Throws a {@link ConfigError} naming the first variable that is wrong.
+ * Reads and validates every environment variable the service uses; a relative `sqlite:` path or `DATA_DIR` is
+ * resolved against `root` (the installation's, {@link INSTALL_ROOT}). Throws a {@link ConfigError} naming the first variable that is wrong.
  */
 export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT): Config {
-  const port = parsePort(env.PORT)
+  const port = parseInteger('PORT', env.PORT, 0, 65535) ?? 8080
   const host = parseHost(env.HOST)
   const dataDir = parseDataDir(env.DATA_DIR, root)
   const database = parseDatabaseUrl(env, root, dataDir)
@@ -215,6 +216,7 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     tracing: parseTracing(env),
     eventRetentionDays: parseInteger('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 1, MAX_EVENT_RETENTION_DAYS) ?? DEFAULT_EVENT_RETENTION_DAYS,
+    eventStreams: parseEventStreams(env, parseInteger),
     webhooks: Object.freeze({
       timeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 100, 60_000) ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
       retryScheduleMs: Object.freeze(parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE)),
@@ -236,8 +238,6 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
 }
 
 const isUnset = (value: string | undefined): value is undefined => value === undefined || value.trim() === ''
-
-const parsePort = (value: string | undefined): number => parseInteger('PORT', value, 0, 65535) ?? 8080
 
 function parseHost (value: string | undefined): string {
   if (isUnset(value)) return '127.0.0.1'

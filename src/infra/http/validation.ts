@@ -84,7 +84,7 @@ interface ObjectSchema {
 }
 
 /**
- * Query and path parameters arrive as text: the ones the schema declares integers are
+ * Query, path and header parameters arrive as text: the ones the schema declares integers are
  * turned into numbers when written in plain decimal (an int64 beyond 2^53 into a bigint), and left as
  * text (so they fail the type check) otherwise; a list parameter (repeated, `type=a&type=b`) given
  * once becomes a list of one.
@@ -164,7 +164,7 @@ function compiledOnFirstUse (compile: () => ValidateFunction): ValidateFunction 
 
 /** The validator of one part of a route (its body, query, params or headers), compiled as the service compiles it. */
 export function compileRoutePart (ajv: Ajv, schema: unknown, httpPart: string | undefined): ValidateFunction {
-  if (httpPart === 'querystring' || httpPart === 'params') return compileParameterValidator(ajv, schema as ObjectSchema)
+  if (httpPart === 'querystring' || httpPart === 'params' || httpPart === 'headers') return compileParameterValidator(ajv, schema as ObjectSchema)
   // a shared schema used whole is already compiled under its $id
   const id = (schema as { $id?: unknown }).$id
   return (typeof id === 'string' ? ajv.getSchema(id) : undefined) ?? ajv.compile(withInt64Keyword(schema as object))

@@ -15,6 +15,14 @@ interface AnswerSeries {
   duration: HistogramSeries
 }
 
+// requests answered with a stream: their answer's time is the stream's life, not a latency
+const streamed = new WeakSet<FastifyRequest>()
+
+/** Marks `request` as answered with a long-lived stream: it is counted when it ends, but its duration is not observed as a latency. */
+export function markStreamedAnswer (request: FastifyRequest): void {
+  streamed.add(request)
+}
+
 type CountAnswer = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
 
 /**
@@ -43,7 +51,7 @@ export const httpMetrics = fp(async (app) => {
     return (request, reply, done) => {
       const series = seriesOf(request.method, reply.statusCode)
       series.requests.inc()
-      series.duration.observe(reply.elapsedTime / 1000)
+      if (!streamed.has(request)) series.duration.observe(reply.elapsedTime / 1000)
       done()
     }
   }

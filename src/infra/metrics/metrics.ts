@@ -98,6 +98,32 @@ export class Metrics {
     registers: [this.registry]
   })
 
+  readonly eventStreamsOpen = new Gauge({
+    name: 'petstore_event_streams_open',
+    help: 'Streams of the change feed (GET /v1/events as text/event-stream) open on this instance now.',
+    registers: [this.registry]
+  })
+
+  readonly eventStreamMessages = new Counter({
+    name: 'petstore_event_stream_messages_total',
+    help: 'Event messages written to the change feed\'s streams (one per event and stream; heartbeats not counted).',
+    registers: [this.registry]
+  })
+
+  readonly eventStreamsEnded = new Counter({
+    name: 'petstore_event_streams_ended_total',
+    help: 'Streams of the change feed ended by the service, by reason (backlog: the consumer stopped reading and its unsent backlog passed EVENT_STREAM_MAX_BACKLOG_KIB, so it was cut; shutdown: the instance closed; failed: the store failed while it caught up). A consumer that hangs up is not counted.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry]
+  })
+
+  readonly eventStreamsRefused = new Counter({
+    name: 'petstore_event_streams_refused_total',
+    help: 'Streams of the change feed refused at their start, by cap (per_key: EVENT_STREAM_MAX_PER_KEY, 429; per_instance: EVENT_STREAM_MAX_PER_INSTANCE, 503).',
+    labelNames: ['cap'] as const,
+    registers: [this.registry]
+  })
+
   readonly backgroundPasses = new TallyCounter({
     name: 'petstore_background_passes_total',
     help: 'Passes of the background loops (idempotency_expiry, event_retention, webhook_delivery), by loop and outcome (done; more: work was left and another pass followed at once; failed; aborted: cut off by shutdown).',

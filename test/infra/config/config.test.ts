@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       workers: 1,
       tracing: undefined,
       eventRetentionDays: 30,
+      eventStreams: { maxPerKey: 100, maxPerInstance: 2000, heartbeatMs: 15_000, maxBacklogBytes: 512 * 1024 },
       webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, 50_400_000, 50_400_000, 86_400_000], concurrency: 8, endpointConcurrency: 16, pollIntervalMs: 250, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] },
       overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0, maxAcceptQueue: 64 },
       buses: { nats: undefined, amqp: undefined }
@@ -72,6 +73,10 @@ describe('loadConfig', () => {
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0.25',
       EVENT_RETENTION_DAYS: '7',
+      EVENT_STREAM_MAX_PER_KEY: '3',
+      EVENT_STREAM_MAX_PER_INSTANCE: '50',
+      EVENT_STREAM_HEARTBEAT_SECONDS: '5',
+      EVENT_STREAM_MAX_BACKLOG_KIB: '64',
       WEBHOOK_TIMEOUT_MS: '2500',
       WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1d',
       WEBHOOK_CONCURRENCY: '2',
@@ -112,6 +117,7 @@ describe('loadConfig', () => {
       workers: 4,
       tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', sampler: { name: 'parentbased_traceidratio', parentBased: true, ratio: 0.25 } },
       eventRetentionDays: 7,
+      eventStreams: { maxPerKey: 3, maxPerInstance: 50, heartbeatMs: 5_000, maxBacklogBytes: 64 * 1024 },
       webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, endpointConcurrency: 3, pollIntervalMs: 500, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] },
       overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95, maxAcceptQueue: 128 },
       buses: {

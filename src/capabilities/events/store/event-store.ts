@@ -34,6 +34,8 @@ export interface EventStore {
   listEvents (query: EventPageQuery): Promise<EventPage>
   /** The smallest retained id, or undefined when no event is retained. */
   oldestEventId (): Promise<number | undefined>
+  /** The highest id committed so far, retained or deleted by retention (0: none yet): where a consumer of what comes next starts. */
+  newestEventId (): Promise<number>
   /**
    * Deletes the events that occurred before `cutoff`, oldest first and as a prefix of the ids (an
    * event is kept while an older one is), at most `batchSize` in one transaction. Safe to run on

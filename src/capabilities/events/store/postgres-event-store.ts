@@ -16,6 +16,7 @@ const SQL = {
   listEvents: { name: 'petstore-list-events', text: pageSql('id > $1', '') },
   listEventsOfTypes: { name: 'petstore-list-events-of-types', text: pageSql('type = ANY($3::text[]) AND id > $1', ' WHERE type = ANY($3::text[])') },
   oldestEventId: { text: 'SELECT min(id) AS id FROM events' },
+  newestEventId: { name: 'petstore-newest-event-id', text: 'SELECT GREATEST(coalesce((SELECT max(id) FROM events), 0), coalesce((SELECT max(purged_through) FROM event_retention), 0)) AS id' },
   // the oldest `$2` events, of which the expired prefix (up to the first one at or after the cutoff `$1`) is
   // deleted and marked per type, in one statement; purges running at once on several instances delete each row once
   purgeEvents: {
@@ -51,6 +52,11 @@ export class PostgresEventStore implements EventStore {
   async oldestEventId (): Promise<number | undefined> {
     const rows = await this.#query<{ id: number | null }>(SQL.oldestEventId, [])
     return rows[0]?.id ?? undefined
+  }
+
+  async newestEventId (): Promise<number> {
+    const rows = await this.#query<{ id: number }>(SQL.newestEventId, [])
+    return rows[0]?.id ?? 0
   }
 
   async purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge> {

@@ -10,6 +10,7 @@ const SQL = {
   purgedThrough: 'SELECT coalesce(max(purged_through), 0) FROM event_retention',
   purgedThroughOfTypes: 'SELECT coalesce(max(purged_through), 0) FROM event_retention WHERE type IN (SELECT value FROM json_each(?))',
   oldestEventId: 'SELECT min(id) FROM events',
+  newestEventId: 'SELECT max(coalesce((SELECT max(id) FROM events), 0), (SELECT coalesce(max(purged_through), 0) FROM event_retention))',
   oldestEvents: 'SELECT id, occurred_at FROM events ORDER BY id LIMIT ?',
   newestOfEachType: 'SELECT type, max(id) AS id FROM events WHERE id <= ? GROUP BY type',
   deleteEventsThrough: 'DELETE FROM events WHERE id <= ?',
@@ -33,7 +34,7 @@ export class SqliteEventStore implements EventStore {
 
   // prepared on first use, because preparing needs the tables that migrate() creates
   get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['purgedThrough', 'purgedThroughOfTypes', 'oldestEventId'])
+    this.#prepared ??= this.#database.prepare(SQL, ['purgedThrough', 'purgedThroughOfTypes', 'oldestEventId', 'newestEventId'])
     return this.#prepared
   }
 
@@ -57,6 +58,10 @@ export class SqliteEventStore implements EventStore {
 
   async oldestEventId (): Promise<number | undefined> {
     return this.#run(() => (this.#statements.oldestEventId.get() as number | null) ?? undefined)
+  }
+
+  async newestEventId (): Promise<number> {
+    return this.#run(() => this.#statements.newestEventId.get() as number)
   }
 
   async purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge> {
