@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { describe, test, type TestContext } from 'node:test'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
@@ -34,8 +34,8 @@ async function waitFor (what: string, condition: () => boolean, timeoutMs = 10_0
   }
 }
 
-/** Follows the feed in the background, collecting what it yields; `done` settles when the iteration ends. */
-function startFollowing (client: PetStoreClient, options: Omit<Parameters<PetStoreClient['events']['follow']>[0], 'signal'> = {}): {
+/** Follows the feed in the background, collecting what it yields; `done` settles when the iteration ends (at the latest when the test does). */
+function startFollowing (t: TestContext, client: PetStoreClient, options: Omit<Parameters<PetStoreClient['events']['follow']>[0], 'signal'> = {}): {
   seen: PetStoreEvent[]
   controller: AbortController
   done: Promise<void>
@@ -45,6 +45,9 @@ function startFollowing (client: PetStoreClient, options: Omit<Parameters<PetSto
   const done = (async () => {
     for await (const event of client.events.follow({ ...options, signal: controller.signal })) seen.push(event)
   })()
+  // a test that failed before aborting must not leave the follower asking a closed service
+  done.catch(() => {})
+  t.after(() => { controller.abort() })
   return { seen, controller, done }
 }
 
@@ -59,7 +62,7 @@ for (const store of testStores()) {
       const rex = await client.createPet({ name: 'Rex', categoryId: 1 })
       await client.createPet({ name: 'Bella', categoryId: 1 })
 
-      const following = startFollowing(client)
+      const following = startFollowing(t, client)
       await waitFor('the two earlier events', () => following.seen.length === 2)
       await client.updatePet(rex.id, { status: 'sold' })
       const order = await client.placeOrder({ petId: (await client.createPet({ name: 'Coco', categoryId: 1 })).id })
@@ -85,7 +88,7 @@ for (const store of testStores()) {
       await direct.createPet({ name: 'Rex', categoryId: 1 })
       await direct.createPet({ name: 'Bella', categoryId: 1 })
 
-      const following = startFollowing(client, { type: 'pet.created' })
+      const following = startFollowing(t, client, { type: 'pet.created' })
       await waitFor('the two earlier events', () => following.seen.length === 2)
       proxy.cut('refuse')
       await direct.createPet({ name: 'Coco', categoryId: 1 })
@@ -111,7 +114,7 @@ for (const store of testStores()) {
       const client = clientOf(service)
       await client.createPet({ name: 'Rex', categoryId: 1 })
 
-      const following = startFollowing(client, { stream: false, pollIntervalMs: 20 })
+      const following = startFollowing(t, client, { stream: false, pollIntervalMs: 20 })
       await waitFor('the event', () => following.seen.length === 1)
       await waitFor('an empty poll after it', () => arrivals.length >= 2)
       following.controller.abort()
@@ -135,7 +138,7 @@ describe('events.follow where a stream is refused', () => {
     await client.createPet({ name: 'Rex', categoryId: 1 })
     await client.createPet({ name: 'Bella', categoryId: 1 })
 
-    const following = startFollowing(client, { pollIntervalMs: 20 })
+    const following = startFollowing(t, client, { pollIntervalMs: 20 })
     await waitFor('the two events', () => following.seen.length === 2)
     await client.createPet({ name: 'Coco', categoryId: 1 })
     await waitFor('the third', () => following.seen.length === 3)
