@@ -100,7 +100,7 @@ for (const store of testStores()) {
       const every = (await client.listEvents({ limit: 100 })).events
 
       const chosen = await client.listEvents({ type: ['pet.created', 'order.updated'] })
-      const following = startFollowing(client, { type: ['order.created', 'order.updated'], limit: 1 })
+      const following = startFollowing(client, { type: ['order.created', 'order.updated'], limit: 1, stream: false })
       await waitFor('the two order events', () => following.seen.length === 2)
       following.controller.abort()
       await following.done
@@ -123,7 +123,7 @@ for (const store of testStores()) {
       assert.match(error.message, /limit/)
     })
 
-    test('When events.follow runs, then it yields the events from before and after it started, in order, each once, until aborted', async (t) => {
+    test('When events.follow polls (stream: false), then it yields the events from before and after it started, in order, each once, until aborted', async (t) => {
       const service = await startService(t, { store })
       const client = clientOf(service)
       const rex = await client.createPet({ name: 'Rex', categoryId: 1 })
@@ -131,7 +131,7 @@ for (const store of testStores()) {
       await client.createPet({ name: 'Coco', categoryId: 1 })
 
       // aborted just after a poll, so during the pause: a request cut mid-flight can hold app.close() for the drain's 10 s
-      const following = startFollowing(client, { limit: 2, pollIntervalMs: 100 })
+      const following = startFollowing(client, { limit: 2, pollIntervalMs: 100, stream: false })
       await waitFor('the three earlier events', () => following.seen.length === 3)
       const polled = feedRequests(service).length
       await waitFor('two polls of an empty feed', () => feedRequests(service).length >= polled + 2)
@@ -149,12 +149,12 @@ for (const store of testStores()) {
       assert.ok(feedRequests(service).every((request) => request.status === 200))
     })
 
-    test('When the signal aborts while events.follow waits after an empty page, then it ends at once, without an error', async (t) => {
+    test('When the signal aborts while events.follow (polling) waits after an empty page, then it ends at once, without an error', async (t) => {
       const service = await startService(t, { store })
       const client = clientOf(service, { eventPollIntervalMs: 60_000 })
       await client.createPet({ name: 'Rex', categoryId: 1 })
 
-      const following = startFollowing(client)
+      const following = startFollowing(client, { stream: false })
       await waitFor('a page with the event, then an empty one', () => feedRequests(service).length === 2)
       await delay(50)
       const aborted = performance.now()
@@ -198,13 +198,13 @@ for (const store of testStores()) {
 }
 
 describe('events.follow and the retry policy', () => {
-  test('When events.follow goes over the rate limit, then it waits the Retry-After and carries on, each event once', async (t) => {
+  test('When events.follow, polling, goes over the rate limit, then it waits the Retry-After and carries on, each event once', async (t) => {
     const service = await startService(t, { env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '1' } })
     const retries: RetryEvent[] = []
     const client = clientOf(service, { onRetry: (event) => { retries.push(event) } })
     for (const name of ['Rex', 'Bella', 'Coco']) await client.createPet({ name, categoryId: 1 })
 
-    const following = startFollowing(client, { limit: 1, pollIntervalMs: 100 })
+    const following = startFollowing(client, { limit: 1, pollIntervalMs: 100, stream: false })
     await waitFor('the three events', () => following.seen.length === 3)
     await waitFor('a 429 and a poll after it', () => feedRequests(service).some((r, i, all) => r.status === 429 && all[i + 1]?.status === 200))
     following.controller.abort()

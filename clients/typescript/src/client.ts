@@ -3,7 +3,7 @@ import { endpoint, expectShape, isObject } from './answers.js'
 import { findLink } from './link-header.js'
 import { orderOperations, type OrderOperations } from './orders.js'
 import { checkPollInterval, resolveOptions, type ClientOptions, type RequestOptions } from './options.js'
-import { sleep } from './retry.js'
+import { followEvents } from './follow.js'
 import { send } from './transport.js'
 import type { EventPage, Int64, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetPage, PetPatch, PetStoreEvent, UpdatedPet } from './types.js'
 
@@ -33,7 +33,12 @@ export type AllPetsQuery = Omit<ListPetsQuery, 'cursor'>
 export interface FollowEventsOptions extends ListEventsQuery {
   /** Ends the iteration: it returns (without throwing) as soon as the signal aborts, also during a request or a pause. */
   signal: AbortSignal
-  /** How long to wait after an empty page before asking again, in ms (default: the client's `eventPollIntervalMs`, 1000). */
+  /**
+   * false: poll pages only, never ask for a stream (e.g. behind a proxy that buffers responses). Default
+   * true: follow the Server-Sent Events stream, polling only where it is refused.
+   */
+  stream?: boolean
+  /** While polling (where streaming is refused, or with `stream: false`): how long to wait after an empty page before asking again, in ms (default: the client's `eventPollIntervalMs`, 1000). */
   pollIntervalMs?: number
 }
 
@@ -80,9 +85,14 @@ export interface PetStoreClient extends OrderOperations {
   readonly events: {
     /**
      * Every event after `after` (left out: from the oldest retained), each once and in `id` order,
-     * following the `next` links and, when a page is empty, asking again every `pollIntervalMs`,
-     * until `signal` aborts: then the iteration ends without an error. Each request is retried like
-     * every call; an error that outlasts the retries, or a 410 `events_expired`, is thrown.
+     * until `signal` aborts: then the iteration ends without an error. It follows the feed's
+     * Server-Sent Events stream, which the service pushes each change to as it commits; when the
+     * connection drops (or stays silent, heartbeats included, for `timeoutMs`) it connects again with
+     * `Last-Event-ID`, the last event it yielded, so nothing is missed or seen twice. Where the service
+     * refuses a stream (406, or 429/503 at its cap on open streams) it polls pages instead, every
+     * `pollIntervalMs` after an empty one, and asks for a stream again a minute later. Connecting and
+     * each page are retried like every call; an error that outlasts the retries, or a 410
+     * `events_expired`, is thrown.
      * @throws TypeError at once when `signal` or `pollIntervalMs` is invalid.
      */
     follow (options: FollowEventsOptions): AsyncGenerator<PetStoreEvent, void, undefined>
@@ -126,20 +136,6 @@ export function createClient (options: ClientOptions): PetStoreClient {
     // only the link's position is kept: the next page is asked for at baseUrl, like listPets' cursor
     const nextAfter = parsePosition(next?.searchParams.get('after'))
     return { events, nextAfter: expectShape(nextAfter !== undefined, nextAfter as number, 'listEvents', answer) }
-  }
-
-  async function * followEvents (query: ListEventsQuery, signal: AbortSignal, pollIntervalMs: number): AsyncGenerator<PetStoreEvent, void, undefined> {
-    let after = query.after
-    while (!signal.aborted) {
-      const page = await unlessAborted(signal, listEvents({ ...query, after }, { signal }))
-      if (page === ABORTED) return
-      for (const event of page.events) {
-        yield event
-        if (signal.aborted) return
-      }
-      after = page.nextAfter
-      if (page.events.length === 0 && await unlessAborted(signal, sleep(pollIntervalMs, signal)) === ABORTED) return
-    }
   }
 
   return {
@@ -200,24 +196,14 @@ export function createClient (options: ClientOptions): PetStoreClient {
     },
 
     events: {
-      follow ({ signal, pollIntervalMs = settings.eventPollIntervalMs, ...query }) {
+      follow ({ signal, pollIntervalMs = settings.eventPollIntervalMs, stream = true, ...query }) {
         // checked here rather than on the first next(), so a wrong call fails where it is made
         if (!(signal instanceof AbortSignal)) throw new TypeError('events.follow needs a signal (an AbortController\'s) to end it')
-        return followEvents(query, signal, checkPollInterval('pollIntervalMs', pollIntervalMs))
+        if (typeof stream !== 'boolean') throw new TypeError(`stream must be true or false; got ${String(stream)}`)
+        const readPage = async (page: ListEventsQuery, pageSignal: AbortSignal): Promise<EventPage> => await listEvents(page, { signal: pageSignal })
+        return followEvents(settings, readPage, query, { signal, pollIntervalMs: checkPollInterval('pollIntervalMs', pollIntervalMs), stream })
       }
     }
-  }
-}
-
-const ABORTED = Symbol('aborted')
-
-/** What `work` settles with, or {@link ABORTED} when it failed because `signal` aborted (the caller stopping, not a failure). */
-async function unlessAborted<T> (signal: AbortSignal, work: Promise<T>): Promise<T | typeof ABORTED> {
-  try {
-    return await work
-  } catch (error) {
-    if (signal.aborted) return ABORTED
-    throw error
   }
 }
 

@@ -46,7 +46,7 @@ export interface ApiAnswer {
 }
 
 /** A failed attempt: what to throw if it is the last, and whether another may follow. */
-interface Failure {
+export interface Failure {
   code: PetStoreErrorCode
   status: number
   message: string
@@ -111,7 +111,6 @@ async function attemptOnce (settings: TransportSettings, request: ApiRequest, in
     }
   }
   request.onAnswer?.(response)
-  const answeredId = response.headers.get('x-request-id') ?? requestId
   const json = parseBody(text)
   if (response.ok) {
     if (json.ok) return { response, body: json.value }
@@ -119,16 +118,23 @@ async function attemptOnce (settings: TransportSettings, request: ApiRequest, in
       code: 'unexpected_response',
       status: response.status,
       message: `${request.operation}: HTTP ${response.status} answer whose body is not JSON`,
-      requestId: answeredId,
+      requestId: response.headers.get('x-request-id') ?? requestId,
       retryable: false
     }
   }
+  return failureOf(request.operation, response, text, requestId)
+}
+
+/** What an error answer says: its Error body's code and message, its `Retry-After`, and whether to try again. */
+export function failureOf (operation: OperationName, response: Response, text: string, requestId: string): Failure {
+  const answeredId = response.headers.get('x-request-id') ?? requestId
+  const json = parseBody(text)
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
   const errorBody = json.ok ? asErrorBody(json.value) : undefined
   return {
     ...(errorBody ?? {
       code: 'unexpected_response',
-      message: `${request.operation}: HTTP ${response.status} answer without an Error body (content-type: ${response.headers.get('content-type') ?? 'none'})`
+      message: `${operation}: HTTP ${response.status} answer without an Error body (content-type: ${response.headers.get('content-type') ?? 'none'})`
     }),
     status: response.status,
     requestId: answeredId,
@@ -153,7 +159,7 @@ function asErrorBody (value: unknown): { code: string, message: string } | undef
 }
 
 /** The most telling part of a fetch failure: undici's `cause` code (ECONNRESET, ECONNREFUSED, …) or a message. */
-function describeNetworkError (error: unknown): string {
+export function describeNetworkError (error: unknown): string {
   let current = error
   for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
     const code = (current as Error & { code?: unknown }).code
