@@ -66,6 +66,14 @@ describe('README: the API at a glance', () => {
         filled = filled.replace('If-Match: "…"', `If-Match: ${etag}`)
       }
       assert.doesNotMatch(filled, /…/, `a placeholder this test does not fill: ${command}`)
+      if (/ -N /.test(filled)) {
+        // a stream never ends: followed for 2 s (curl's exit 28 is that limit), it must have opened and carried the pets' events
+        const { stdout } = await run('bash', ['-c', `set -u; ${filled.replace(/^curl /, 'curl --max-time 2 ').replace(/\s+#.*$/, '')} || [ $? -eq 28 ]`], { env: { ...process.env, KEY: apiKey, BASE: `${server.baseUrl}/v1` } })
+        assert.match(stdout, /^retry: \d+\n/, `${command}\n→ ${stdout.slice(0, 200)}`)
+        assert.match(stdout, /\nid: 1\nevent: pet\.created\ndata: \{"id":1,/, `${command}: the first event`)
+        statuses.push(200)
+        continue
+      }
       const { stdout } = await run('bash', ['-c', `set -eu; ${filled}`], { env: { ...process.env, KEY: apiKey, BASE: `${server.baseUrl}/v1` } })
       const answer = parseAnswer(stdout)
       assert.ok(answer.status >= 200 && answer.status < 300, `${command}\n→ ${answer.status} ${answer.body}`)
