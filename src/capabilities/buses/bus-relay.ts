@@ -90,8 +90,9 @@ export class BusRelay implements BackgroundWork {
   /** One batch: true when it was full (more may wait). */
   async #pass (signal: AbortSignal): Promise<boolean> {
     const { bus, positions, events, toMessage, clock, metrics } = this.#options
+    // the back-off on the monotonic clock: a wall clock that jumps (NTP, a test's) neither skips nor stretches it
+    if (performance.now() < this.#retryAt) return false
     const now = clock.now()
-    if (now < this.#retryAt) return false
     if (!this.#ensured) {
       await positions.ensureBus(bus.name)
       this.#ensured = true
@@ -147,7 +148,7 @@ export class BusRelay implements BackgroundWork {
   #failed (error: unknown): void {
     const { bus, positions, clock, log, metrics } = this.#options
     const now = clock.now()
-    this.#retryAt = now + this.#retryMs
+    this.#retryAt = performance.now() + this.#retryMs
     const message = error instanceof Error ? error.message : String(error)
     log.warn({ err: error, bus: bus.name }, `could not publish to ${bus.description}; trying again in ${this.#retryMs} ms`)
     this.#retryMs = Math.min(MOST_RETRY_MS, this.#retryMs * 2)
