@@ -82,7 +82,11 @@ export const PAIRED_FILES: readonly RegExp[] = [
   /^test\/reliability\/crash-(durability|events|idempotency|orders|webhooks)\.test\.ts$/,
   // the buses under SIGKILL (the same streams of creates) and a dead instance's bus taken over once its 15 s lease ends;
   // the backlog of a broker away must arrive within 60 s
-  /^test\/buses\/(bus-crash|broker-outage)\.test\.ts$/
+  /^test\/buses\/(bus-crash|broker-outage|bus-retention)\.test\.ts$/,
+  // the streaming feed: a reader must get 800 large events within 60 s while another stalls, a SIGKILL mid-burst,
+  // two instances; the client's follower over the stream, through a cut connection
+  /^test\/events\/event-stream(-instances)?\.test\.ts$/,
+  /^test\/client\/events-stream\.test\.ts$/
 ]
 
 /**
