@@ -3,9 +3,9 @@ import { describe, test } from 'node:test'
 import { buildTestApp, testStores } from '../helpers/build-app.js'
 import { ApiFuzzer, fuzzHostileRequests, fuzzValidCreates, fuzzValidUpdates } from '../../tools/fuzz/openapi-fuzzer.js'
 
-// seeded and bounded: a few seconds per store (400 hostile runs: enough that each of the document's operations, HEADs and the five order operations included, is drawn). Longer runs: npm run fuzz -- --runs 5000
+// seeded and bounded: a few seconds per store (500 hostile runs: enough that each of the document's operations, HEADs, the five order operations and the AsyncAPI documents included, is drawn). Longer runs: npm run fuzz -- --runs 5000
 const SEED = 4242
-const HOSTILE_RUNS = 400
+const HOSTILE_RUNS = 500
 const VALID_CREATE_RUNS = 50
 const VALID_UPDATE_RUNS = 100
 

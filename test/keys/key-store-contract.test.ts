@@ -49,7 +49,7 @@ for (const kind of testStores()) {
         ? ['DROP TRIGGER pet_counts_insert', 'DROP TRIGGER pet_counts_update', 'DROP TRIGGER pet_counts_delete', 'DROP TRIGGER webhook_attempts_retention']
         : ['DROP FUNCTION pet_counts_apply () CASCADE', 'DROP FUNCTION webhook_attempts_retention () CASCADE']
       for (const statement of undoTriggers) await execSql(databaseUrl, statement)
-      for (const table of ['orders', 'pet_counts', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'event_retention', 'events']) await execSql(databaseUrl, `DROP TABLE ${table}`)
+      for (const table of ['bus_positions', 'orders', 'pet_counts', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'event_retention', 'events']) await execSql(databaseUrl, `DROP TABLE ${table}`)
       await execSql(databaseUrl, 'ALTER TABLE api_keys DROP COLUMN role')
       await execSql(databaseUrl, 'DELETE FROM schema_migrations WHERE version >= 3')
 

@@ -100,6 +100,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/asyncapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The events, as AsyncAPI (JSON, beta)
+         * @description The AsyncAPI 3.0 document of the events (beta), without a key: the stream (`GET /v1/events` with `Accept: text/event-stream`) and webhooks as channels, each event type a message, its payload the schema this document gives it (`components.schemas`).
+         */
+        get: operations["getAsyncApiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The events, as AsyncAPI (JSON, beta)
+         * @description The AsyncAPI 3.0 document of the events (beta), without a key: the stream (`GET /v1/events` with `Accept: text/event-stream`) and webhooks as channels, each event type a message, its payload the schema this document gives it (`components.schemas`).
+         */
+        head: operations["getAsyncApiJson-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/asyncapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The events, as AsyncAPI (YAML, beta)
+         * @description The AsyncAPI 3.0 document of the events (beta), without a key: the stream (`GET /v1/events` with `Accept: text/event-stream`) and webhooks as channels, each event type a message, its payload the schema this document gives it (`components.schemas`).
+         */
+        get: operations["getAsyncApiYaml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The events, as AsyncAPI (YAML, beta)
+         * @description The AsyncAPI 3.0 document of the events (beta), without a key: the stream (`GET /v1/events` with `Accept: text/event-stream`) and webhooks as channels, each event type a message, its payload the schema this document gives it (`components.schemas`).
+         */
+        head: operations["getAsyncApiYaml-head"];
+        patch?: never;
+        trace?: never;
+    };
     "/pets": {
         parameters: {
             query?: never;
@@ -247,7 +295,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the catalogue (beta)
-         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize. With `Accept: text/event-stream` (and `curl -N`, or an `EventSource`), the answer is instead a stream that does not end: the events after `after` (or after `Last-Event-ID`, which wins), then each new event as soon as it is committed, on whichever instance; `type` filters it as it filters pages, and `limit` is ignored. A position retention has passed is the same 410, as JSON, before the stream starts. A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; when the instance shuts down its streams end cleanly. Either way, reconnect with `Last-Event-ID`: no event is missed or repeated. A stream counts once against the rate limit, at its start.
          */
         get: operations["listEvents"];
         put?: never;
@@ -256,7 +304,7 @@ export interface paths {
         options?: never;
         /**
          * Follow the changes of the catalogue (beta)
-         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize.
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize. With `Accept: text/event-stream` (and `curl -N`, or an `EventSource`), the answer is instead a stream that does not end: the events after `after` (or after `Last-Event-ID`, which wins), then each new event as soon as it is committed, on whichever instance; `type` filters it as it filters pages, and `limit` is ignored. A position retention has passed is the same 410, as JSON, before the stream starts. A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; when the instance shuts down its streams end cleanly. Either way, reconnect with `Last-Event-ID`: no event is missed or repeated. A stream counts once against the rate limit, at its start.
          */
         head: operations["listEvents-head"];
         patch?: never;
@@ -1148,6 +1196,147 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The OpenAPI 3.1 document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getAsyncApiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The AsyncAPI 3.0 document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "asyncapi": "3.0.0",
+                     *       "info": {
+                     *         "title": "Pet Store events",
+                     *         "version": "1.0.0"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getAsyncApiJson-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The AsyncAPI 3.0 document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getAsyncApiYaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The AsyncAPI 3.0 document, as YAML. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example asyncapi: 3.0.0
+                     *     info:
+                     *       title: Pet Store events
+                     *       version: 1.0.0
+                     */
+                    "application/yaml": string;
+                };
+            };
+            /** @description The instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getAsyncApiYaml-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The AsyncAPI 3.0 document, as YAML. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3222,16 +3411,22 @@ export interface operations {
                  */
                 type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated")[];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description With `Accept: text/event-stream`: the id of the last event received, which an `EventSource` sends when it reconnects; the stream resumes after it, and it wins over `after`. Plain decimal digits; anything else is 400 `invalid_request` naming it. A page (JSON) ignores it.
+                 * @example 41
+                 */
+                "last-event-id"?: number;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of events (a bare array, possibly empty). */
+            /** @description A page of events (a bare array, possibly empty), as `application/json`; or, when `Accept` asks for `text/event-stream`, the stream of events. */
             200: {
                 headers: {
-                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered). */
+                    /** @description RFC 8288 link to the next page, on every page (not on a stream): `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered). */
                     Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3273,9 +3468,20 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["Events"];
+                    /**
+                     * @example retry: 2000
+                     *     : following the change feed
+                     *
+                     *     id: 41
+                     *     event: pet.created
+                     *     data: {"id":41,"type":"pet.created","occurredAt":"2026-11-25T09:30:00.000Z","data":{"pet":{"id":1,"name":"Rex","categoryId":1,"status":"available"}}}
+                     *
+                     *     : heartbeat
+                     */
+                    "text/event-stream": unknown;
                 };
             };
-            /** @description `after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`). */
+            /** @description `after`, `limit` or `type` is invalid, a query parameter is unknown, or `Last-Event-ID` is not an event id (`invalid_request`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3315,10 +3521,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, too many failed authentications from this address (only requests whose key fails are refused for that), or, for a stream, the key already has `EVENT_STREAM_MAX_PER_KEY` streams open on this instance; retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Seconds until the limit's window resets. */
+                    /** @description Seconds until the limit's window resets; 5 when the key's streams are at their cap. */
                     "Retry-After"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3341,7 +3547,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or, for a stream, the instance already has `EVENT_STREAM_MAX_PER_INSTANCE` streams open (`service_unavailable`: retry after 1 s, here or on another instance), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
@@ -3379,16 +3585,22 @@ export interface operations {
                  */
                 type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated")[];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description With `Accept: text/event-stream`: the id of the last event received, which an `EventSource` sends when it reconnects; the stream resumes after it, and it wins over `after`. Plain decimal digits; anything else is 400 `invalid_request` naming it. A page (JSON) ignores it.
+                 * @example 41
+                 */
+                "last-event-id"?: number;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of events (a bare array, possibly empty). */
+            /** @description A page of events (a bare array, possibly empty), as `application/json`; or, when `Accept` asks for `text/event-stream`, the stream of events. */
             200: {
                 headers: {
-                    /** @description RFC 8288 link to the next page, always present: `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered). */
+                    /** @description RFC 8288 link to the next page, on every page (not on a stream): `<…/v1/events?after=…&limit=…>; rel="next"` (with every `type` asked for, repeated, when filtered). */
                     Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3397,7 +3609,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `after`, `limit` or `type` is invalid, or a query parameter is unknown (`invalid_request`). */
+            /** @description `after`, `limit` or `type` is invalid, a query parameter is unknown, or `Last-Event-ID` is not an event id (`invalid_request`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3431,10 +3643,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, too many failed authentications from this address (only requests whose key fails are refused for that), or, for a stream, the key already has `EVENT_STREAM_MAX_PER_KEY` streams open on this instance; retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description Seconds until the limit's window resets. */
+                    /** @description Seconds until the limit's window resets; 5 when the key's streams are at their cap. */
                     "Retry-After"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3453,7 +3665,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or, for a stream, the instance already has `EVENT_STREAM_MAX_PER_INSTANCE` streams open (`service_unavailable`: retry after 1 s, here or on another instance), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
