@@ -23,8 +23,18 @@ interface AsyncApi {
   components: { schemas: Record<string, unknown> }
 }
 
-async function fetchDocuments (t: Parameters<typeof buildTestApp>[0]) {
-  const api = await buildTestApp(t, { env: ENV, withKey: false })
+// both buses configured, with credentials in their URLs (which no document may show); names of their own, nothing is published
+const BUSES_ENV = {
+  ...ENV,
+  NATS_URL: 'nats://relay:nats-secret@127.0.0.1:4222',
+  NATS_STREAM: 'ASYNCAPI_DOCUMENT_TEST',
+  NATS_SUBJECT_PREFIX: 'asyncapi-document-test.events',
+  AMQP_URL: 'amqp://guest:amqp-secret@127.0.0.1:5672',
+  AMQP_EXCHANGE: 'asyncapi-document-test.events'
+}
+
+async function fetchDocuments (t: Parameters<typeof buildTestApp>[0], env: Record<string, string> = ENV) {
+  const api = await buildTestApp(t, { env, withKey: false })
   const res = await api.app.inject({ method: 'GET', url: '/v1/asyncapi.json' })
   assert.equal(res.statusCode, 200, res.body)
   assert.match(String(res.headers['content-type']), /^application\/json/)
@@ -131,5 +141,35 @@ describe('the served AsyncAPI document', () => {
 
     assert.equal(openApi.externalDocs?.url, 'https://api.example.com/v1/asyncapi.json')
     assert.match(openApi.info.description, /`\/v1\/asyncapi\.json` and `\/v1\/asyncapi\.yaml`/)
+  })
+
+  test('When NATS_URL and AMQP_URL are set, then each bus is a server and a channel of CloudEvent messages, valid, its examples too, and no credential shows', async (t) => {
+    const { app, text, document } = await fetchDocuments(t, BUSES_ENV)
+
+    const { diagnostics } = await new Parser().parse(text)
+    assert.deepEqual(diagnostics.filter(({ severity }) => Number(severity) <= 1).map(({ code, message, path }) => `${String(code)} at ${path.join('.')}: ${message}`), [])
+    assert.deepEqual(Object.keys(document.channels), ['eventStream', 'webhooks', 'nats', 'rabbitmq'])
+    assert.deepEqual([document.servers.nats?.host, document.servers.nats?.protocol], ['127.0.0.1:4222', 'nats'])
+    assert.deepEqual([document.servers.rabbitmq?.host, document.servers.rabbitmq?.protocol], ['127.0.0.1:5672', 'amqp'])
+    assert.equal(document.channels.nats?.address, 'asyncapi-document-test.events.{eventType}')
+    assert.doesNotMatch(text, /nats-secret|amqp-secret|relay:|guest:/)
+    const ajv = new Ajv2020({ strict: false, validateSchema: false })
+    ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) })
+    ajv.addFormat('date-time', true)
+    ajv.addFormat('uri', true)
+    ajv.addSchema({ $id: 'asyncapi', components: document.components, channels: document.channels })
+    for (const id of ['nats', 'rabbitmq']) {
+      const messages = document.channels[id]?.messages ?? {}
+      assert.deepEqual(Object.values(messages).map(({ name }) => name), app.eventTypes.types, id)
+      for (const [key, message] of Object.entries(messages)) {
+        const example = message.examples[0] as unknown as { headers: Record<string, string>, payload: { id: string, type: string, subject: string, specversion: string } }
+        const payload = ajv.compile({ $ref: `asyncapi#/channels/${id}/messages/${key}/payload` })
+        assert.ok(payload(example.payload), `${id} ${key}: ${ajv.errorsText(payload.errors)}`)
+        const headers = ajv.compile({ $ref: `asyncapi#/channels/${id}/messages/${key}/headers` })
+        assert.ok(headers(example.headers), `${id} ${key} headers: ${ajv.errorsText(headers.errors)}`)
+        assert.deepEqual([example.payload.specversion, example.payload.type], ['1.0', message.name])
+        assert.equal(Object.values(example.headers)[0], example.payload.id, `${id} ${key}: the broker's message id is the event id`)
+      }
+    }
   })
 })

@@ -12,6 +12,8 @@ export interface AsyncApiContext {
 export interface AsyncApiChannel {
   /** The channel's key under `channels`. */
   readonly id: string
+  /** Whether this deployment offers the channel (a bus, only where its URL is set); left out: always. */
+  configured?: (context: AsyncApiContext) => boolean
   /** Servers only this channel uses, by key (the service's own, `production` and `staging`, are in every document). */
   servers?: (context: AsyncApiContext) => Record<string, unknown>
   /** The channel object, its `messages` included: one per event type, keyed by {@link messageKeyOf}. */
@@ -154,8 +156,7 @@ export const WEBHOOKS_CHANNEL: AsyncApiChannel = {
   })
 }
 
-/**
- * The channels of the document, in its order. A new way to receive the events (a NATS subject, a RabbitMQ
- * exchange) is one more {@link AsyncApiChannel} here, with its server.
- */
-export const ASYNCAPI_CHANNELS: readonly AsyncApiChannel[] = [EVENT_STREAM_CHANNEL, WEBHOOKS_CHANNEL]
+/** The channels this deployment offers, in the document's order (the stream, webhooks, then each configured bus). */
+export function channelsOf (context: AsyncApiContext, channels: readonly AsyncApiChannel[]): AsyncApiChannel[] {
+  return channels.filter((channel) => channel.configured?.(context) ?? true)
+}

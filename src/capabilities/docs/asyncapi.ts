@@ -1,6 +1,13 @@
 import type { Config } from '../../infra/config/config.js'
 import type { EventTypeDefinition } from '../events/index.js'
-import { ASYNCAPI_CHANNELS, type AsyncApiContext } from './asyncapi-channels.js'
+import { NATS_CHANNEL, RABBITMQ_CHANNEL } from './asyncapi-bus-channels.js'
+import { channelsOf, EVENT_STREAM_CHANNEL, WEBHOOKS_CHANNEL, type AsyncApiChannel, type AsyncApiContext } from './asyncapi-channels.js'
+
+/**
+ * Every way to receive the events, in the document's order: a new one (a Kafka topic) is one more
+ * {@link AsyncApiChannel} here; a bus's is in the document only where its URL is set.
+ */
+const ASYNCAPI_CHANNELS: readonly AsyncApiChannel[] = [EVENT_STREAM_CHANNEL, WEBHOOKS_CHANNEL, NATS_CHANNEL, RABBITMQ_CHANNEL]
 import { API_LICENSE, API_VERSION } from './openapi.js'
 
 /** The service's own servers (production, staging), as AsyncAPI 3.0 writes them: host and pathname apart. */
@@ -54,7 +61,7 @@ function describeDocument (context: AsyncApiContext): string {
     'in the transaction of the change, with an id that increases in commit order. ' +
     'This document is written from the consumer\'s side: each operation is what a consumer receives. The events are the ones `GET /v1/events` ' +
     '(`listEvents`, in the OpenAPI document at `/v1/openapi.json`) pages through, with the same schemas, pushed to the consumer ' +
-    `instead: each channel (${ASYNCAPI_CHANNELS.map(({ id }) => `\`${id}\``).join(', ')}) is one way to receive them. New types may be added: skip a type you do not know.`
+    `instead: each channel (${channelsOf(context, ASYNCAPI_CHANNELS).map(({ id }) => `\`${id}\``).join(', ')}) is one way to receive them. New types may be added: skip a type you do not know.`
 }
 
 /**
@@ -62,7 +69,8 @@ function describeDocument (context: AsyncApiContext): string {
  * (its `components.schemas`, given) and the event types the capabilities registered.
  */
 export function asyncApiDocument (context: AsyncApiContext, openApiSchemas: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const servers = Object.assign(serviceServers(context.config), ...ASYNCAPI_CHANNELS.map((channel) => channel.servers?.(context) ?? {})) as Record<string, unknown>
+  const channels = channelsOf(context, ASYNCAPI_CHANNELS)
+  const servers = Object.assign(serviceServers(context.config), ...channels.map((channel) => channel.servers?.(context) ?? {})) as Record<string, unknown>
   return {
     asyncapi: '3.0.0',
     id: 'urn:petstore:events',
@@ -77,8 +85,8 @@ export function asyncApiDocument (context: AsyncApiContext, openApiSchemas: Read
     },
     defaultContentType: 'application/json',
     servers,
-    channels: Object.fromEntries(ASYNCAPI_CHANNELS.map((channel) => [channel.id, channel.channel(context)])),
-    operations: Object.assign({}, ...ASYNCAPI_CHANNELS.map((channel) => channel.operations(context))) as Record<string, unknown>,
+    channels: Object.fromEntries(channels.map((channel) => [channel.id, channel.channel(context)])),
+    operations: Object.assign({}, ...channels.map((channel) => channel.operations(context))) as Record<string, unknown>,
     components: {
       schemas: eventComponentSchemas(openApiSchemas, context.eventTypes.definitions),
       securitySchemes: {
