@@ -57,3 +57,41 @@ export async function withinDeadline<T> (work: Promise<T>, signal: AbortSignal, 
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
   }
 }
+
+/**
+ * A broker's connection, made on first use and dropped whole after a failure (or when the broker closes it): the
+ * next use connects again, and starts from the position the store holds. What `connect` makes holds the
+ * connection to close; `connect` gets what to call when the connection is lost.
+ */
+export class BrokerConnection<Connected extends { connection: { close: () => Promise<void> } }> {
+  readonly #connect: (lost: () => void) => Promise<Connected>
+  #connecting: Promise<Connected> | undefined
+
+  constructor (connect: (lost: () => void) => Promise<Connected>) {
+    this.#connect = connect
+  }
+
+  /** The connection being made or made, a new one when there is none. */
+  current (): Promise<Connected> {
+    if (this.#connecting === undefined) {
+      const connecting: Promise<Connected> = this.#connect(() => { this.drop(connecting) })
+      this.#connecting = connecting
+    }
+    return this.#connecting
+  }
+
+  /** Forgets `connecting` (when still the current one) and closes it: the next use connects again. */
+  drop (connecting: Promise<Connected>): void {
+    if (this.#connecting !== connecting) return
+    this.#connecting = undefined
+    connecting.then(async ({ connection }) => { await connection.close() }, () => {}).catch(() => {})
+  }
+
+  /** Closes the connection, if any, and forgets it. */
+  async close (): Promise<void> {
+    const connecting = this.#connecting
+    this.#connecting = undefined
+    const connected = await connecting?.catch(() => undefined)
+    await connected?.connection.close().catch(() => {})
+  }
+}

@@ -1,7 +1,7 @@
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node'
 import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsBusSettings } from '../../infra/config/bus-config.js'
-import { withinDeadline, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage } from './bus.js'
+import { withinDeadline, BrokerConnection, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage } from './bus.js'
 
 interface Connected {
   connection: NatsConnection
@@ -18,7 +18,7 @@ export class NatsBus implements Bus {
   readonly name = 'nats'
   readonly description: string
   readonly #settings: NatsBusSettings
-  #connecting: Promise<Connected> | undefined
+  readonly #broker = new BrokerConnection<Connected>(async (lost) => await this.#connect(lost))
 
   constructor (settings: NatsBusSettings) {
     this.#settings = settings
@@ -26,7 +26,7 @@ export class NatsBus implements Bus {
   }
 
   async publish (messages: readonly BusMessage[], signal: AbortSignal): Promise<void> {
-    const connecting = this.#connecting ??= this.#connect()
+    const connecting = this.#broker.current()
     try {
       const { client } = await withinDeadline(connecting, signal, BROKER_TIMEOUT_MS, 'connecting to NATS')
       const acknowledged = Promise.all(messages.map(async (message) => {
@@ -36,22 +36,18 @@ export class NatsBus implements Bus {
       }))
       await withinDeadline(acknowledged, signal, BROKER_TIMEOUT_MS + 1_000, 'publishing to NATS')
     } catch (error) {
-      this.#drop(connecting)
+      this.#broker.drop(connecting)
       throw error
     }
   }
 
   async close (): Promise<void> {
-    const connecting = this.#connecting
-    this.#connecting = undefined
-    const connected = await connecting?.catch(() => undefined)
-    await connected?.connection.close().catch(() => {})
+    await this.#broker.close()
   }
 
-  async #connect (): Promise<Connected> {
+  async #connect (lost: () => void): Promise<Connected> {
     const connection = await connect({ servers: this.#settings.url, name: 'petstore', reconnect: false, timeout: BROKER_TIMEOUT_MS })
-    const connecting = this.#connecting
-    connection.closed().then(() => { if (connecting !== undefined) this.#drop(connecting) }, () => {})
+    connection.closed().then(lost, () => {})
     try {
       await this.#ensureStream(connection)
     } catch (error) {
@@ -73,12 +69,5 @@ export class NatsBus implements Bus {
         await manager.streams.info(stream).catch(() => { throw added })
       })
     }
-  }
-
-  /** Forgets the connection `connecting` (when still the current one) and closes it: the next publish connects again. */
-  #drop (connecting: Promise<Connected>): void {
-    if (this.#connecting !== connecting) return
-    this.#connecting = undefined
-    connecting.then(async ({ connection }) => { await connection.close() }, () => {}).catch(() => {})
   }
 }

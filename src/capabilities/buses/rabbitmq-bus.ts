@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib'
 import type { AmqpBusSettings } from '../../infra/config/bus-config.js'
-import { withinDeadline, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage } from './bus.js'
+import { withinDeadline, BrokerConnection, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage } from './bus.js'
 
 interface Connected {
   connection: ChannelModel
@@ -19,7 +19,7 @@ export class RabbitMqBus implements Bus {
   readonly name = 'rabbitmq'
   readonly description: string
   readonly #settings: AmqpBusSettings
-  #connecting: Promise<Connected> | undefined
+  readonly #broker = new BrokerConnection<Connected>(async (lost) => await this.#connect(lost))
 
   constructor (settings: AmqpBusSettings) {
     this.#settings = settings
@@ -27,7 +27,7 @@ export class RabbitMqBus implements Bus {
   }
 
   async publish (messages: readonly BusMessage[], signal: AbortSignal): Promise<void> {
-    const connecting = this.#connecting ??= this.#connect()
+    const connecting = this.#broker.current()
     try {
       const { channel } = await withinDeadline(connecting, signal, BROKER_TIMEOUT_MS, 'connecting to RabbitMQ')
       const confirmed: Array<Promise<void>> = []
@@ -48,22 +48,17 @@ export class RabbitMqBus implements Bus {
       }
       await withinDeadline(Promise.all(confirmed), signal, BROKER_TIMEOUT_MS, 'publishing to RabbitMQ')
     } catch (error) {
-      this.#drop(connecting)
+      this.#broker.drop(connecting)
       throw error
     }
   }
 
   async close (): Promise<void> {
-    const connecting = this.#connecting
-    this.#connecting = undefined
-    const connected = await connecting?.catch(() => undefined)
-    await connected?.connection.close().catch(() => {})
+    await this.#broker.close()
   }
 
-  async #connect (): Promise<Connected> {
+  async #connect (lost: () => void): Promise<Connected> {
     const connection = await amqp.connect(this.#settings.url, { timeout: BROKER_TIMEOUT_MS, clientProperties: { connection_name: 'petstore' } })
-    const connecting = this.#connecting
-    const lost = (): void => { if (connecting !== undefined) this.#drop(connecting) }
     // a connection's or channel's error is followed by its close: the close is what drops it
     connection.on('error', () => {})
     connection.on('close', lost)
@@ -77,12 +72,5 @@ export class RabbitMqBus implements Bus {
       await connection.close().catch(() => {})
       throw error
     }
-  }
-
-  /** Forgets the connection `connecting` (when still the current one) and closes it: the next publish connects again. */
-  #drop (connecting: Promise<Connected>): void {
-    if (this.#connecting !== connecting) return
-    this.#connecting = undefined
-    connecting.then(async ({ connection }) => { await connection.close() }, () => {}).catch(() => {})
   }
 }
