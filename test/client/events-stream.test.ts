@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
-import { describe, test, type TestContext } from 'node:test'
+import { describe, test } from 'node:test'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import type { PetStoreClient, PetStoreEvent } from '@petstore/client'
 import { testStores } from '../helpers/build-app.js'
-import { clientOf, startService } from '../helpers/client-service.js'
+import { clientOf, startFollowing, startService } from '../helpers/client-service.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
 
 /** A feed request as it arrived: streams are hijacked, so they are seen here rather than in `served`. */
@@ -32,23 +31,6 @@ async function waitFor (what: string, condition: () => boolean, timeoutMs = 10_0
     if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`)
     await delay(2)
   }
-}
-
-/** Follows the feed in the background, collecting what it yields; `done` settles when the iteration ends (at the latest when the test does). */
-function startFollowing (t: TestContext, client: PetStoreClient, options: Omit<Parameters<PetStoreClient['events']['follow']>[0], 'signal'> = {}): {
-  seen: PetStoreEvent[]
-  controller: AbortController
-  done: Promise<void>
-} {
-  const controller = new AbortController()
-  const seen: PetStoreEvent[] = []
-  const done = (async () => {
-    for await (const event of client.events.follow({ ...options, signal: controller.signal })) seen.push(event)
-  })()
-  // a test that failed before aborting must not leave the follower asking a closed service
-  done.catch(() => {})
-  t.after(() => { controller.abort() })
-  return { seen, controller, done }
 }
 
 const isStream = (arrival: FeedArrival): boolean => arrival.accept === 'text/event-stream'

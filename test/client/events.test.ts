@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
-import { createClient, type Pet, type PetStoreClient, type PetStoreEvent, type RetryEvent } from '@petstore/client'
+import { createClient, type Pet, type PetStoreEvent, type RetryEvent } from '@petstore/client'
 import { testStores } from '../helpers/build-app.js'
-import { clientOf, petStoreError, startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'
+import { clientOf, petStoreError, startFollowing, startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'
 import { manualClock } from '../helpers/clock.js'
 
 const DAY_MS = 86_400_000
@@ -21,20 +21,6 @@ async function waitFor (what: string, condition: () => boolean, timeoutMs = 10_0
 /** The feed requests the service has answered so far. */
 function feedRequests (service: LiveService): ServedRequest[] {
   return service.served.filter((request) => request.url.startsWith('/v1/events'))
-}
-
-/** Follows the feed in the background, collecting what it yields; `done` settles when the iteration ends. */
-function startFollowing (client: PetStoreClient, options: Omit<Parameters<PetStoreClient['events']['follow']>[0], 'signal'> = {}): {
-  seen: PetStoreEvent[]
-  controller: AbortController
-  done: Promise<void>
-} {
-  const controller = new AbortController()
-  const seen: PetStoreEvent[] = []
-  const done = (async () => {
-    for await (const event of client.events.follow({ ...options, signal: controller.signal })) seen.push(event)
-  })()
-  return { seen, controller, done }
 }
 
 /** The pet a pet event carries (order events carry none). */
@@ -100,7 +86,7 @@ for (const store of testStores()) {
       const every = (await client.listEvents({ limit: 100 })).events
 
       const chosen = await client.listEvents({ type: ['pet.created', 'order.updated'] })
-      const following = startFollowing(client, { type: ['order.created', 'order.updated'], limit: 1, stream: false })
+      const following = startFollowing(t, client, { type: ['order.created', 'order.updated'], limit: 1, stream: false })
       await waitFor('the two order events', () => following.seen.length === 2)
       following.controller.abort()
       await following.done
@@ -131,7 +117,7 @@ for (const store of testStores()) {
       await client.createPet({ name: 'Coco', categoryId: 1 })
 
       // aborted just after a poll, so during the pause: a request cut mid-flight can hold app.close() for the drain's 10 s
-      const following = startFollowing(client, { limit: 2, pollIntervalMs: 100, stream: false })
+      const following = startFollowing(t, client, { limit: 2, pollIntervalMs: 100, stream: false })
       await waitFor('the three earlier events', () => following.seen.length === 3)
       const polled = feedRequests(service).length
       await waitFor('two polls of an empty feed', () => feedRequests(service).length >= polled + 2)
@@ -154,7 +140,7 @@ for (const store of testStores()) {
       const client = clientOf(service, { eventPollIntervalMs: 60_000 })
       await client.createPet({ name: 'Rex', categoryId: 1 })
 
-      const following = startFollowing(client, { stream: false })
+      const following = startFollowing(t, client, { stream: false })
       await waitFor('a page with the event, then an empty one', () => feedRequests(service).length === 2)
       await delay(50)
       const aborted = performance.now()
@@ -204,7 +190,7 @@ describe('events.follow and the retry policy', () => {
     const client = clientOf(service, { onRetry: (event) => { retries.push(event) } })
     for (const name of ['Rex', 'Bella', 'Coco']) await client.createPet({ name, categoryId: 1 })
 
-    const following = startFollowing(client, { limit: 1, pollIntervalMs: 100, stream: false })
+    const following = startFollowing(t, client, { limit: 1, pollIntervalMs: 100, stream: false })
     await waitFor('the three events', () => following.seen.length === 3)
     await waitFor('a 429 and a poll after it', () => feedRequests(service).some((r, i, all) => r.status === 429 && all[i + 1]?.status === 200))
     following.controller.abort()

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { performance } from 'node:perf_hooks'
 import type { FastifyInstance } from 'fastify'
-import { createClient, PetStoreError, type ClientOptions, type PetStoreClient } from '@petstore/client'
+import { createClient, PetStoreError, type ClientOptions, type PetStoreClient, type PetStoreEvent } from '@petstore/client'
 import { buildTestApp, type TestApp, type TestAppOptions } from './build-app.js'
 import { PROJECT_ROOT } from './processes.js'
 
@@ -96,4 +96,21 @@ export async function petStoreError (call: () => Promise<unknown>): Promise<PetS
     return error
   }
   assert.fail('the call succeeded')
+}
+
+/** Follows the feed in the background, collecting what it yields; `done` settles when the iteration ends (at the latest when the test does). */
+export function startFollowing (t: TestContext, client: PetStoreClient, options: Omit<Parameters<PetStoreClient['events']['follow']>[0], 'signal'> = {}): {
+  seen: PetStoreEvent[]
+  controller: AbortController
+  done: Promise<void>
+} {
+  const controller = new AbortController()
+  const seen: PetStoreEvent[] = []
+  const done = (async () => {
+    for await (const event of client.events.follow({ ...options, signal: controller.signal })) seen.push(event)
+  })()
+  // a test that failed before aborting must not leave the follower asking a closed service
+  done.catch(() => {})
+  t.after(() => { controller.abort() })
+  return { seen, controller, done }
 }

@@ -147,31 +147,23 @@ async function * streamEvents (settings: ClientSettings, query: ListEventsQuery,
 /** The event a message carries; undefined for a message that is not one (a comment-only or empty one). */
 function eventOf (message: EventSourceMessage, response: Response): PetStoreEvent | undefined {
   if (message.data === '') return undefined
+  const unexpected = (what: string, cause?: unknown): PetStoreError => new PetStoreError({
+    code: 'unexpected_response',
+    status: response.status,
+    message: `listEvents: a stream message (id ${message.id ?? 'none'}) ${what}`,
+    operation: 'listEvents',
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    attempts: 1,
+    ...(cause === undefined ? {} : { cause })
+  })
   let event: unknown
   try {
     event = parseJson(message.data)
   } catch (cause) {
-    throw new PetStoreError({
-      code: 'unexpected_response',
-      status: response.status,
-      message: `listEvents: a stream message (id ${message.id ?? 'none'}) whose data is not JSON`,
-      operation: 'listEvents',
-      requestId: response.headers.get('x-request-id') ?? undefined,
-      attempts: 1,
-      cause
-    })
+    throw unexpected('whose data is not JSON', cause)
   }
   const id = (event as { id?: unknown } | null)?.id
-  if (typeof event !== 'object' || event === null || typeof id !== 'number' || !Number.isSafeInteger(id)) {
-    throw new PetStoreError({
-      code: 'unexpected_response',
-      status: response.status,
-      message: `listEvents: a stream message (id ${message.id ?? 'none'}) that is not an event`,
-      operation: 'listEvents',
-      requestId: response.headers.get('x-request-id') ?? undefined,
-      attempts: 1
-    })
-  }
+  if (typeof event !== 'object' || event === null || typeof id !== 'number' || !Number.isSafeInteger(id)) throw unexpected('that is not an event')
   return event as PetStoreEvent
 }
 
