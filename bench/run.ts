@@ -1,5 +1,5 @@
 /**
- * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|orders|overload`
+ * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|orders|overload|buses`
  * runs those scenarios alone (a partial report, written beside the full one as latest-<name>.md).
  * What it measures and how: docs/performance.md. It never fails on a number; it exits non-zero
  * only when the harness itself could not run (or could not measure a scenario).
@@ -29,6 +29,7 @@ import { overload } from './scenarios/overload.js'
 import { storeSize } from './scenarios/store-size.js'
 import { tracing } from './scenarios/tracing.js'
 import { WEBHOOK_SCENARIOS } from './scenarios/webhooks.js'
+import { BUS_SCENARIOS } from './scenarios/buses.js'
 import { workers } from './scenarios/workers.js'
 
 /** Stores still to drop when the run ends, however it ends. */
@@ -85,9 +86,9 @@ async function attempt (report: Report, label: string, work: () => Promise<void>
 
 /**
  * What `--only` may name: the scenarios run alone, to A/B one lever quickly (the full report needs every one):
- * the webhook scenarios, the orders' loads (placeOrder, getInventory), or the overload scenario.
+ * the webhook scenarios, the orders' loads (placeOrder, getInventory), the overload scenario, or the message buses'.
  */
-const ONLY = ['webhooks', 'orders', 'overload'] as const
+const ONLY = ['webhooks', 'orders', 'overload', 'buses'] as const
 // with createPet, the durable write placeOrder's target is modelled on, measured in the same run
 const ORDER_SCENARIOS = ['createPet', 'placeOrder', 'getInventory']
 type Only = typeof ONLY[number]
@@ -97,6 +98,15 @@ async function webhookScenarios (context: BenchContext, report: Report, kinds: r
   const checks: Check[] = []
   for (const kind of kinds) {
     for (const { name, measure } of WEBHOOK_SCENARIOS) await attempt(report, `${kind}: webhooks, ${name}`, async () => { checks.push(await measure(context, kind)) })
+  }
+  return checks
+}
+
+/** The message buses' scenarios (bench/scenarios/buses.ts) on each store: their checks join the targets. */
+async function busScenarios (context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
+  const checks: Check[] = []
+  for (const kind of kinds) {
+    for (const { name, measure } of BUS_SCENARIOS) await attempt(report, `${kind}: buses, ${name}`, async () => { checks.push(...await measure(context, kind)) })
   }
   return checks
 }
@@ -123,6 +133,10 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   const migrate = (url: string): Promise<void> => migrateStore(url, apiKey)
   if (only === 'webhooks') {
     report.targets = await webhookScenarios(context, report, kinds)
+    return report
+  }
+  if (only === 'buses') {
+    report.targets = await busScenarios(context, report, kinds)
     return report
   }
 
@@ -199,8 +213,9 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   await attempt(report, 'store size', async () => { report.pairs.push(await storeSize(context)) })
   await attempt(report, 'in-process timings', async () => { report.timingSamples.push(...await inProcessTimings(plan)) })
   const webhookChecks = await webhookScenarios(context, report, kinds)
+  const busChecks = await busScenarios(context, report, kinds)
 
-  report.targets = [...evaluateTargets(report), ...webhookChecks]
+  report.targets = [...evaluateTargets(report), ...webhookChecks, ...busChecks]
   report.checks = evaluateChecks(report)
   report.timings = evaluateTimings(report)
   report.notes.push(...unsaturatedBareNotes(report))
