@@ -62,21 +62,22 @@ async function startBusService (context: BenchContext, storeUrl: string, readers
  * through a service without buses; then the service with the bus again and, at once, a burst of creates beside
  * the relay publishing the backlog. The rate is the backlog's events ÷ the time from its first to its last message
  * as the broker stored it (JetStream's stream timestamps) or as the bench's consumer received it (RabbitMQ).
+ * `installation`: another build's (copyInstallation), to A/B a lever of the relay.
  */
-async function throughput (context: BenchContext, kind: StoreKind, reader: BusReader): Promise<Check> {
+export async function busThroughput (context: BenchContext, kind: StoreKind, reader: BusReader, installation?: string): Promise<Check> {
   const { backlog, burst } = sizes(context.plan.quick)
   const target = reader.bus === 'nats' ? BUS_TARGETS.natsPerSecond : BUS_TARGETS.rabbitMqPerSecond
   const store = await scratchStore(kind, 'buses', context.pgServerUrl)
   try {
     await stopServer(await startBusService(context, store.url, [reader]))
-    const quiet = await startService(store.url, context.apiKey)
+    const quiet = await startService(store.url, context.apiKey, { installation })
     let backlogIds: Set<string>
     try {
       backlogIds = petIds(await burstCreates(quiet.baseUrl, context.headers, backlog))
     } finally {
       await stopServer(quiet)
     }
-    const service = await startService(store.url, context.apiKey, { env: reader.env })
+    const service = await startService(store.url, context.apiKey, { env: reader.env, installation })
     let burstSpan: { from: number, to: number }
     let created: Created[]
     try {
@@ -113,11 +114,11 @@ async function throughput (context: BenchContext, kind: StoreKind, reader: BusRe
 }
 
 async function natsThroughput (context: BenchContext, kind: StoreKind): Promise<Check[]> {
-  return await withBusReaders(async ({ nats }) => [await throughput(context, kind, nats)])
+  return await withBusReaders(async ({ nats }) => [await busThroughput(context, kind, nats)])
 }
 
 async function rabbitMqThroughput (context: BenchContext, kind: StoreKind): Promise<Check[]> {
-  return await withBusReaders(async ({ rabbitmq }) => [await throughput(context, kind, rabbitmq)])
+  return await withBusReaders(async ({ rabbitmq }) => [await busThroughput(context, kind, rabbitmq)])
 }
 
 /** A store of its own, both buses on, warmed up; stopped and dropped after `work`. */
