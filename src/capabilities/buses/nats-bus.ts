@@ -68,8 +68,9 @@ class PublishAcks {
 /**
  * NATS JetStream: each event to `<prefix>.<type>` in the stream (created when missing, file storage), with
  * `Nats-Msg-Id` the event id, so the stream drops an event published again within its duplicate window, and
- * every publish acknowledgement awaited (a batch's messages all sent, then their acknowledgements awaited together). The client's own reconnection is off: after a failure its buffer
- * would be sent on the new connection before the messages lost with the old one, out of order.
+ * every publish acknowledgement awaited (a batch's messages all sent, then their acknowledgements awaited together).
+ * The client's own reconnection is off: after a failure its buffer would be sent on the new connection before the
+ * messages lost with the old one, out of order.
  */
 export class NatsBus implements Bus {
   readonly name = 'nats'
