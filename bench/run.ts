@@ -1,5 +1,5 @@
 /**
- * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|orders|overload`
+ * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|streams|orders|overload`
  * runs those scenarios alone (a partial report, written beside the full one as latest-<name>.md).
  * What it measures and how: docs/performance.md. It never fails on a number; it exits non-zero
  * only when the harness itself could not run (or could not measure a scenario).
@@ -24,6 +24,7 @@ import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsatu
 import { writeReport } from './report-markdown.js'
 import { coldStart } from './scenarios/cold-start.js'
 import { crossInstanceList } from './scenarios/cross-instance-list.js'
+import { EVENT_STREAM_SCENARIOS } from './scenarios/event-streams.js'
 import { inProcessTimings } from './scenarios/in-process-timings.js'
 import { overload } from './scenarios/overload.js'
 import { storeSize } from './scenarios/store-size.js'
@@ -85,9 +86,9 @@ async function attempt (report: Report, label: string, work: () => Promise<void>
 
 /**
  * What `--only` may name: the scenarios run alone, to A/B one lever quickly (the full report needs every one):
- * the webhook scenarios, the orders' loads (placeOrder, getInventory), or the overload scenario.
+ * the webhook scenarios, the event stream's, the orders' loads (placeOrder, getInventory), or the overload scenario.
  */
-const ONLY = ['webhooks', 'orders', 'overload'] as const
+const ONLY = ['webhooks', 'streams', 'orders', 'overload'] as const
 // with createPet, the durable write placeOrder's target is modelled on, measured in the same run
 const ORDER_SCENARIOS = ['createPet', 'placeOrder', 'getInventory']
 type Only = typeof ONLY[number]
@@ -97,6 +98,15 @@ async function webhookScenarios (context: BenchContext, report: Report, kinds: r
   const checks: Check[] = []
   for (const kind of kinds) {
     for (const { name, measure } of WEBHOOK_SCENARIOS) await attempt(report, `${kind}: webhooks, ${name}`, async () => { checks.push(await measure(context, kind)) })
+  }
+  return checks
+}
+
+/** The event stream's scenarios (bench/scenarios/event-streams.ts) on each store: their checks join the targets. */
+async function streamScenarios (context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
+  const checks: Check[] = []
+  for (const kind of kinds) {
+    for (const { name, measure } of EVENT_STREAM_SCENARIOS) await attempt(report, `${kind}: streams, ${name}`, async () => { checks.push(...await measure(context, kind)) })
   }
   return checks
 }
@@ -123,6 +133,10 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   const migrate = (url: string): Promise<void> => migrateStore(url, apiKey)
   if (only === 'webhooks') {
     report.targets = await webhookScenarios(context, report, kinds)
+    return report
+  }
+  if (only === 'streams') {
+    report.targets = await streamScenarios(context, report, kinds)
     return report
   }
 
@@ -199,8 +213,9 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   await attempt(report, 'store size', async () => { report.pairs.push(await storeSize(context)) })
   await attempt(report, 'in-process timings', async () => { report.timingSamples.push(...await inProcessTimings(plan)) })
   const webhookChecks = await webhookScenarios(context, report, kinds)
+  const streamChecks = await streamScenarios(context, report, kinds)
 
-  report.targets = [...evaluateTargets(report), ...webhookChecks]
+  report.targets = [...evaluateTargets(report), ...webhookChecks, ...streamChecks]
   report.checks = evaluateChecks(report)
   report.timings = evaluateTimings(report)
   report.notes.push(...unsaturatedBareNotes(report))
