@@ -40,6 +40,8 @@ function petIdOf (data: string): string {
 export class StreamReader {
   readonly ids: number[] = []
   readonly receipts: StreamReceipt[] = []
+  /** When the last message arrived (0: none yet). */
+  lastAt = 0
   /** When the service ended the stream (its response ended or its connection closed), if it did. */
   endedAt: number | undefined
   readonly #request: ClientRequest
@@ -130,6 +132,7 @@ export class StreamReader {
     const idEnd = message.indexOf('\n')
     const eventId = Number(message.slice(4, idEnd))
     this.ids.push(eventId)
+    this.lastAt = at
     if (!this.#pets) return
     // data is the message's last line (sse-format.ts)
     const data = message.indexOf('\ndata: ')
