@@ -75,9 +75,12 @@ export class StreamReader {
         response.setEncoding('utf8')
         response.on('data', (chunk: string) => { reader.#take(chunk, performance.now()) })
         response.once('close', () => { reader.#ended() })
+        // a connection cut while the body flows (the service's cut, or ours): its end is what `endedAt` records
+        response.on('error', () => {})
         resolve(reader)
       })
-      request.once('error', (error) => {
+      // on, not once: a cut connection may report again after the first error
+      request.on('error', (error) => {
         clearTimeout(timer)
         reader.#ended()
         reject(error)
