@@ -1,5 +1,5 @@
 /**
- * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|orders|overload|buses`
+ * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|streams|buses|orders|overload`
  * runs those scenarios alone (a partial report, written beside the full one as latest-<name>.md).
  * What it measures and how: docs/performance.md. It never fails on a number; it exits non-zero
  * only when the harness itself could not run (or could not measure a scenario).
@@ -24,6 +24,7 @@ import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsatu
 import { writeReport } from './report-markdown.js'
 import { coldStart } from './scenarios/cold-start.js'
 import { crossInstanceList } from './scenarios/cross-instance-list.js'
+import { EVENT_STREAM_SCENARIOS } from './scenarios/event-streams.js'
 import { inProcessTimings } from './scenarios/in-process-timings.js'
 import { overload } from './scenarios/overload.js'
 import { storeSize } from './scenarios/store-size.js'
@@ -86,9 +87,9 @@ async function attempt (report: Report, label: string, work: () => Promise<void>
 
 /**
  * What `--only` may name: the scenarios run alone, to A/B one lever quickly (the full report needs every one):
- * the webhook scenarios, the orders' loads (placeOrder, getInventory), the overload scenario, or the message buses'.
+ * the webhook scenarios, the event stream's, the message buses', the orders' loads (placeOrder, getInventory), or the overload scenario.
  */
-const ONLY = ['webhooks', 'orders', 'overload', 'buses'] as const
+const ONLY = ['webhooks', 'streams', 'buses', 'orders', 'overload'] as const
 // with createPet, the durable write placeOrder's target is modelled on, measured in the same run
 const ORDER_SCENARIOS = ['createPet', 'placeOrder', 'getInventory']
 type Only = typeof ONLY[number]
@@ -102,11 +103,11 @@ async function webhookScenarios (context: BenchContext, report: Report, kinds: r
   return checks
 }
 
-/** The message buses' scenarios (bench/scenarios/buses.ts) on each store: their checks join the targets. */
-async function busScenarios (context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
+/** Scenarios that each give checks (the event stream's, bench/scenarios/event-streams.ts; the buses', bench/scenarios/buses.ts), on each store: their checks join the targets. */
+async function checkScenarios (label: string, scenarios: ReadonlyArray<{ name: string, measure: (context: BenchContext, kind: StoreKind) => Promise<Check[]> }>, context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
   const checks: Check[] = []
   for (const kind of kinds) {
-    for (const { name, measure } of BUS_SCENARIOS) await attempt(report, `${kind}: buses, ${name}`, async () => { checks.push(...await measure(context, kind)) })
+    for (const { name, measure } of scenarios) await attempt(report, `${kind}: ${label}, ${name}`, async () => { checks.push(...await measure(context, kind)) })
   }
   return checks
 }
@@ -135,8 +136,12 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
     report.targets = await webhookScenarios(context, report, kinds)
     return report
   }
+  if (only === 'streams') {
+    report.targets = await checkScenarios('streams', EVENT_STREAM_SCENARIOS, context, report, kinds)
+    return report
+  }
   if (only === 'buses') {
-    report.targets = await busScenarios(context, report, kinds)
+    report.targets = await checkScenarios('buses', BUS_SCENARIOS, context, report, kinds)
     return report
   }
 
@@ -213,9 +218,10 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   await attempt(report, 'store size', async () => { report.pairs.push(await storeSize(context)) })
   await attempt(report, 'in-process timings', async () => { report.timingSamples.push(...await inProcessTimings(plan)) })
   const webhookChecks = await webhookScenarios(context, report, kinds)
-  const busChecks = await busScenarios(context, report, kinds)
+  const streamChecks = await checkScenarios('streams', EVENT_STREAM_SCENARIOS, context, report, kinds)
+  const busChecks = await checkScenarios('buses', BUS_SCENARIOS, context, report, kinds)
 
-  report.targets = [...evaluateTargets(report), ...webhookChecks, ...busChecks]
+  report.targets = [...evaluateTargets(report), ...webhookChecks, ...streamChecks, ...busChecks]
   report.checks = evaluateChecks(report)
   report.timings = evaluateTimings(report)
   report.notes.push(...unsaturatedBareNotes(report))

@@ -36,18 +36,20 @@ function durations (quick: boolean): { pacedSeconds: number, blackholeSeconds: n
 // after the load, how long deliveries still owed may take before they count as missing
 const DRAIN_MS = 20_000
 
-const ms = (value: number): string => Number.isFinite(value) ? `${value.toFixed(value < 10 ? 1 : 0)} ms` : 'never'
+/** A duration for the report (`never`: not received). */
+export const ms = (value: number): string => Number.isFinite(value) ? `${value.toFixed(value < 10 ? 1 : 0)} ms` : 'never'
 
-/** p50, p99 and the slowest of commit-to-receipt times (NaN: never received, counted as slower than any). */
-function describeLatencies (values: readonly number[]): { p50: number, p99: number, text: string } {
+/** p50, p99 and the slowest of commit-to-receipt times (NaN: never received within `drainMs`, counted as slower than any). */
+export function describeLatencies (values: readonly number[], drainMs = DRAIN_MS): { p50: number, p99: number, text: string } {
   const ranked = values.map((value) => Number.isNaN(value) ? Infinity : value)
   const missing = values.filter(Number.isNaN).length
   const p50 = quantile(ranked, 0.5)
   const p99 = quantile(ranked, 0.99)
-  return { p50, p99, text: `p50 ${ms(p50)}, p99 ${ms(p99)}, slowest ${ms(quantile(ranked, 1))}; ${values.length} creates${missing > 0 ? `, ${missing} never delivered within ${DRAIN_MS / 1000} s` : ''}` }
+  return { p50, p99, text: `p50 ${ms(p50)}, p99 ${ms(p99)}, slowest ${ms(quantile(ranked, 1))}; ${values.length} creates${missing > 0 ? `, ${missing} never delivered within ${drainMs / 1000} s` : ''}` }
 }
 
-function failed (created: readonly Created[]): string {
+/** The creates not answered 201, counted by status, for the report; empty when every one was. */
+export function failed (created: readonly Created[]): string {
   const statuses = created.filter((c) => c.status !== 201).map((c) => c.status === 0 ? 'no answer' : String(c.status))
   if (statuses.length === 0) return ''
   const counts = [...new Set(statuses)].map((status) => `${statuses.filter((s) => s === status).length} × ${status}`)
