@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { BackgroundLoop } from '../../../infra/background/background-loop.js'
 import type { BackgroundWork } from '../../../infra/background/background-work.js'
 import type { Database } from '../../../infra/database/database.js'
@@ -16,6 +17,9 @@ export const STREAM_PAGE_SIZE = 500
 const RECENT_EVENTS = 1000
 // the fallback look for new events while streams are open: commits wake the tail at once
 const TAIL_POLL_MS = 5_000
+// the streams written to in one turn of the event loop: between groups, requests that arrived are read (with a
+// thousand streams one fan-out is ~10 ms of writes, which a create would otherwise wait out whole)
+const FAN_OUT_GROUP = 100
 
 /** A page read for one stream: its events written, and how far it accounts for. */
 export interface StreamPage {
@@ -171,35 +175,47 @@ export class EventTail implements BackgroundWork {
       const dropped = this.#recent.splice(0, this.#recent.length - RECENT_EVENTS)
       this.#recentFrom = (dropped.at(-1) as SerializedEvent).id
     }
-    this.#fanOut(events, last.id)
+    await this.#fanOut(events, last.id)
     return events.length === STREAM_PAGE_SIZE
   }
 
-  /** Hands `events` to every live stream: one buffer for all the streams of every type, one per set of types otherwise. */
-  #fanOut (events: readonly SerializedEvent[], through: number): void {
+  /**
+   * Hands `events` to every live stream, {@link FAN_OUT_GROUP} streams a turn: one buffer for all the streams of
+   * every type, one per set of types otherwise. A stream that joins meanwhile has them from the recent events;
+   * its position keeps any from coming twice. Commits meanwhile wake one pass after this one: they go out together.
+   */
+  async #fanOut (events: readonly SerializedEvent[], through: number): Promise<void> {
     const first = (events[0] as SerializedEvent).id
     const everyType = Buffer.concat(events.map((event) => event.message))
     const byTypes = new Map<string, { messages: Buffer, count: number }>()
-    for (const stream of this.#live) {
-      if (stream.congested) {
-        // its consumer is behind: it leaves the live streams and catches up at its own pace
-        this.#live.delete(stream)
-        this.#startCatchUp(stream)
-      } else if (stream.position >= first) {
-        stream.sendEvents(events, through)
-      } else if (stream.types === undefined) {
-        stream.sendMessages(everyType, events.length, through)
-      } else {
-        const key = [...stream.types].sort().join(',')
-        let chosen = byTypes.get(key)
-        if (chosen === undefined) {
-          const ofTypes = events.filter((event) => stream.carries(event.type))
-          chosen = { messages: Buffer.concat(ofTypes.map((event) => event.message)), count: ofTypes.length }
-          byTypes.set(key, chosen)
-        }
-        if (chosen.count > 0) stream.sendMessages(chosen.messages, chosen.count, through)
-        else stream.position = through
+    const streams = [...this.#live]
+    for (let start = 0; start < streams.length; start += FAN_OUT_GROUP) {
+      if (start > 0) await nextTurn()
+      for (const stream of streams.slice(start, start + FAN_OUT_GROUP)) this.#handOver(stream, events, first, through, everyType, byTypes)
+    }
+  }
+
+  /** One live stream's share of a fan-out (a stream that left the live ones meanwhile gets nothing). */
+  #handOver (stream: EventStream, events: readonly SerializedEvent[], first: number, through: number, everyType: Buffer, byTypes: Map<string, { messages: Buffer, count: number }>): void {
+    if (!this.#live.has(stream)) return
+    if (stream.congested) {
+      // its consumer is behind: it leaves the live streams and catches up at its own pace
+      this.#live.delete(stream)
+      this.#startCatchUp(stream)
+    } else if (stream.position >= first) {
+      stream.sendEvents(events, through)
+    } else if (stream.types === undefined) {
+      stream.sendMessages(everyType, events.length, through)
+    } else {
+      const key = [...stream.types].sort().join(',')
+      let chosen = byTypes.get(key)
+      if (chosen === undefined) {
+        const ofTypes = events.filter((event) => stream.carries(event.type))
+        chosen = { messages: Buffer.concat(ofTypes.map((event) => event.message)), count: ofTypes.length }
+        byTypes.set(key, chosen)
       }
+      if (chosen.count > 0) stream.sendMessages(chosen.messages, chosen.count, through)
+      else stream.position = through
     }
   }
 
