@@ -2,7 +2,8 @@
  * A/B of two builds of the service: `npm run bench:ab -- --base <git revision>` measures the working
  * tree's build against the build of `<revision>`, alternated on one seeded store, with the bench's
  * instrument (wrk pinned, CPU time per request from schedstat, medians). It is how a performance lever
- * is judged before it is kept (docs/performance.md). Options: `--scenarios getPet,listPets` (and `coldStart`:
+ * is judged before it is kept (docs/performance.md). Options: `--scenarios getPet,listPets` (any load scenario, `updateOrder`:
+ * 1,000 orders placed on each build first, then patched, and `coldStart`:
  * the two builds started in turn, `--rounds` times each, spawn to the first 200 of listPets, its CPU time and
  * the RSS 1 s later), `--store sqlite|postgres`, `--rounds 4`, `--seconds 5`, `--env K=V,K=V` (both builds'
  * environment, e.g. a sampler) and `--otlp` (both export traces to a local receiver).
@@ -24,9 +25,11 @@ import type { LoadScenario } from './_util/load-scenario.js'
 import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
 import { log, orderablePetsPerServer, planFor, SEED_PETS } from './_util/plan.js'
 import { killAll, startService, stopServer } from './_util/servers.js'
-import { postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
+import { postgresServerUrl, seededStore, storeFacts, type BenchStore, type IdRange, type StoreFacts } from './_util/stores.js'
+import type { ServerProcess } from '../tools/harness/server-process.js'
 import { coldStart } from './scenarios/cold-start.js'
 import { placeOrder } from './scenarios/place-order.js'
+import { placeOrdersToUpdate, updateOrder } from './scenarios/update-order.js'
 import { OtlpReceiver } from '../tools/harness/otlp-receiver.js'
 
 /** `revision` checked out and built in a temporary worktree, its node_modules the repository's. */
@@ -67,9 +70,9 @@ async function main (): Promise<void> {
   })
   const store = values.store as StoreKind
   const wanted = values.scenarios.split(',')
-  const scenarios = LOAD_SCENARIOS.filter((scenario) => wanted.includes(scenario.name))
+  const scenarios = AB_SCENARIOS.filter((scenario) => wanted.includes(scenario.name))
   const coldStarts = wanted.includes(COLD_START)
-  if (scenarios.length === 0 && !coldStarts) throw new Error(`--scenarios: none of ${values.scenarios}; known: ${[...LOAD_SCENARIOS.map((s) => s.name), COLD_START].join(', ')}`)
+  if (scenarios.length === 0 && !coldStarts) throw new Error(`--scenarios: none of ${values.scenarios}; known: ${[...AB_SCENARIOS.map((s) => s.name), COLD_START].join(', ')}`)
   const env = Object.fromEntries(values.env.split(',').filter((pair) => pair !== '').map((pair) => {
     const equals = pair.indexOf('=')
     if (equals < 1) throw new Error(`--env: ${pair} is not K=V`)
@@ -92,6 +95,9 @@ async function main (): Promise<void> {
     await base.remove()
   }
 }
+
+/** The bench's load scenarios, and updateOrder, which A/B alone runs: its orders are placed through each build's API first. */
+const AB_SCENARIOS: readonly LoadScenario[] = [...LOAD_SCENARIOS, updateOrder]
 
 /** The scenario name that measures start-up instead of a load. */
 const COLD_START = 'coldStart'
@@ -130,8 +136,9 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
   const migrateWith = (installation?: string) => async (url: string): Promise<void> => {
     await stopServer(await startService(url, apiKey, installation === undefined ? {} : { installation }))
   }
-  // placeOrder's pets: each build orders the service's block of its own store
-  const orderable = { servers: scenarios.some((scenario) => scenario.name === placeOrder.name) ? ['service'] as const : [], petsEach: orderablePetsPerServer(context.plan) }
+  // placeOrder's pets, and updateOrder's (the block's last): each build orders the service's block of its own store
+  const orders = scenarios.some((scenario) => scenario.name === placeOrder.name || scenario.name === updateOrder.name)
+  const orderable = { servers: orders ? ['service'] as const : [], petsEach: orderablePetsPerServer(context.plan) }
   const seededBase = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(baseDir), orderable)
   const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(), orderable).catch(async (error: unknown) => {
     await seededBase.drop()
@@ -144,11 +151,15 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
     const a = await startService(seededBase.url, apiKey, { installation: baseDir, env })
     const b = await startService(seededWork.url, apiKey, { env })
     try {
+      // updateOrder's orders, placed on each build before any load (so that placeOrder's block is the same for both)
+      const updatable = scenarios.includes(updateOrder) ? await ordersToUpdate([a, b], context.headers, facts) : undefined
       for (const scenario of scenarios) {
         const rounds = await alternate(context, scenario.name, [
-          { role: 'base', server: a, requests: scenario.requests('service', facts) },
-          { role: 'work', server: b, requests: scenario.requests('service', facts) }
+          { role: 'base', server: a, requests: scenario.requests('service', { ...facts, ordersToUpdate: updatable?.[0] }) },
+          { role: 'work', server: b, requests: scenario.requests('service', { ...facts, ordersToUpdate: updatable?.[1] }) }
         ])
+        const failed = [...rounds.base ?? [], ...rounds.work ?? []].reduce((sum, m) => sum + m.non2xx + m.errors, 0)
+        if (scenario.every2xx === true && failed > 0) throw new Error(`${scenario.name}: ${failed} answers were not 2xx, so it measured something else than its name`)
         const cpuRatio = pairedRatio(rounds.work, rounds.base, (m) => m.cpuUsPerRequest)
         const rpsRatio = pairedRatio(rounds.work, rounds.base, (m) => m.reqPerSec)
         process.stdout.write(`${scenario.name} (${store}): ${baseName} ${figures(rounds.base)}; working tree ${figures(rounds.work)}; ` +
@@ -163,6 +174,16 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
     await seededBase.drop()
     await seededWork.drop()
   }
+}
+
+/** Places updateOrder's orders on each of `servers`, in turn; their id ranges, in the same order. */
+async function ordersToUpdate (servers: readonly ServerProcess[], headers: Readonly<Record<string, string>>, facts: StoreFacts): Promise<IdRange[]> {
+  const pets = facts.orderable.service
+  if (pets === undefined) throw new Error('updateOrder: the store has no block of pets to order')
+  const ranges: IdRange[] = []
+  for (const server of servers) ranges.push(await placeOrdersToUpdate(server, headers, pets))
+  log(`updateOrder: placed ${ranges.map(([first, last]) => `orders ${first}..${last}`).join(' and ')} to update`)
+  return ranges
 }
 
 main().catch((error: unknown) => {

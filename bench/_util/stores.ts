@@ -42,6 +42,8 @@ export interface StoreFacts {
   deepAfterId: number
   /** The service's cursor for that position, signed with the store's own secret (as paging there would issue it). */
   deepServiceCursor: string
+  /** The ids of the orders placed before updateOrder's load (bench/scenarios/update-order.ts), on the server it loads. */
+  ordersToUpdate?: IdRange
 }
 
 /** The PostgreSQL server to make schemas on: TEST_DATABASE_URL, else a postgres:// DATABASE_URL, else the local one. */

@@ -5,9 +5,12 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { createClient, type Pet, type PetStoreEvent, type RetryEvent } from '@petstore/client'
 import { testStores } from '../helpers/build-app.js'
 import { clientOf, petStoreError, startFollowing, startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'
-import { manualClock } from '../helpers/clock.js'
+import { manualClock, mockDate } from '../helpers/clock.js'
+import { bigOrder, insertCopies } from '../helpers/stream-backlog.js'
 
 const DAY_MS = 86_400_000
+// copies of a 10 KiB event: several pages of a stream's own reads, far more than the socket's buffers hold
+const BEHIND_COPIES = 2000
 
 /** Resolves once `condition` holds; fails naming `what` after `timeoutMs`. */
 async function waitFor (what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -179,6 +182,36 @@ for (const store of testStores()) {
       assert.equal(error.operation, 'listEvents')
       assert.equal(error.attempts, 1)
       assert.deepEqual(resumed.done === false ? petOf(resumed.value) : undefined, dina)
+    })
+
+    test('When retention passes the stream events.follow reads while it is behind, then its last message is thrown as events_expired, 410, as a page\'s 410 is, without reconnecting', async (t) => {
+      mockDate(t)
+      // a backlog bound and a heartbeat the stream never reaches: the loop below, which asks for nothing, alone holds it behind
+      const service = await startService(t, { store, env: { EVENT_RETENTION_DAYS: '1', EVENT_STREAM_MAX_BACKLOG_KIB: '1048576', EVENT_STREAM_HEARTBEAT_SECONDS: '300' } })
+      const client = clientOf(service)
+      await bigOrder(service)
+      for (let batch = 0; batch < BEHIND_COPIES / 100; batch++) await insertCopies(service, 100)
+      const following = client.events.follow({ signal: new AbortController().signal })
+      const first = await following.next()
+      assert.equal(first.done, false)
+      t.mock.timers.tick(2 * DAY_MS)
+      await client.createPet({ name: 'Fresh', categoryId: 1 })
+      assert.ok(await service.app.eventRetention.purge() >= BEHIND_COPIES)
+
+      let yielded = 1
+      const error = await petStoreError(async () => {
+        for await (const event of following) {
+          assert.notEqual(petOf(event)?.name, 'Fresh', 'no event after the deleted ones')
+          yielded++
+        }
+      })
+
+      assert.equal(error.code, 'events_expired')
+      assert.equal(error.status, 410)
+      assert.equal(error.operation, 'listEvents')
+      assert.equal(error.attempts, 1)
+      assert.ok(yielded < BEHIND_COPIES, `the stream was behind: ${yielded} events before the error`)
+      assert.equal(feedRequests(service).length, 1, 'thrown from the stream, without asking again')
     })
   })
 }

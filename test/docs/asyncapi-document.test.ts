@@ -74,9 +74,12 @@ describe('the served AsyncAPI document', () => {
     const { app, document, openApi } = await fetchDocuments(t)
 
     assert.deepEqual(Object.keys(document.channels), ['eventStream', 'webhooks'])
-    for (const channel of Object.values(document.channels)) {
-      assert.deepEqual(Object.values(channel.messages).map(({ name }) => name), app.eventTypes.types)
-      for (const { name, payload } of Object.values(channel.messages)) {
+    for (const [id, channel] of Object.entries(document.channels)) {
+      // the stream's last message, when retention passed it, is no event: the Error of the 410
+      const { streamError, ...events } = channel.messages
+      assert.deepEqual(streamError === undefined ? undefined : [streamError.name, streamError.payload.$ref], id === 'eventStream' ? ['error', '#/components/schemas/Error'] : undefined)
+      assert.deepEqual(Object.values(events).map(({ name }) => name), app.eventTypes.types)
+      for (const { name, payload } of Object.values(events)) {
         assert.equal(payload.$ref, `#/components/schemas/${String(app.eventTypes.definitionOf(name)?.schema.$id)}`)
       }
     }
@@ -93,6 +96,7 @@ describe('the served AsyncAPI document', () => {
     const ajv = new Ajv2020({ strict: false, validateSchema: false })
     ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) })
     ajv.addFormat('date-time', true)
+    ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31 })
     // the parts examples are checked against (AsyncAPI's own `id` is no JSON Schema keyword)
     ajv.addSchema({ $id: 'asyncapi', components: document.components, channels: document.channels })
 
@@ -106,14 +110,17 @@ describe('the served AsyncAPI document', () => {
           assert.ok(payload(example.payload), `${channelId} ${key}: ${ajv.errorsText(payload.errors)}`)
           const headers = ajv.compile({ $ref: `asyncapi#/channels/${channelId}/messages/${key}/headers` })
           assert.ok(headers(example.headers), `${channelId} ${key} headers: ${ajv.errorsText(headers.errors)}`)
-          assert.equal(example.payload.type, message.name)
+          if (key !== 'streamError') assert.equal(example.payload.type, message.name)
         }
       }
     }
-    assert.equal(examples, 2 * Object.keys(document.channels.eventStream?.messages ?? {}).length)
-    for (const { examples: [example] } of Object.values(document.channels.eventStream?.messages ?? {})) {
+    // every event type on both channels, and the stream's error
+    assert.equal(examples, 2 * Object.keys(document.channels.eventStream?.messages ?? {}).length - 1)
+    const { streamError, ...streamEvents } = document.channels.eventStream?.messages ?? {}
+    for (const { examples: [example] } of Object.values(streamEvents)) {
       assert.deepEqual(example?.headers, { id: String(example?.payload.id), event: example?.payload.type })
     }
+    assert.deepEqual([streamError?.examples[0]?.headers, (streamError?.examples[0]?.payload as { code?: string } | undefined)?.code], [{ event: 'error' }, 'events_expired'])
     for (const { examples: [example] } of Object.values(document.channels.webhooks?.messages ?? {})) {
       assert.equal(example?.headers['webhook-id'], String(example?.payload.id))
     }

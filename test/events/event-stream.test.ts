@@ -5,12 +5,14 @@ import { STREAM_CAP_RETRY_AFTER_SECONDS } from '../../src/capabilities/events/st
 import { STREAM_RETRY_MS } from '../../src/capabilities/events/stream/sse-format.js'
 import { buildTestApp, createdPet, patchPet, testStores, type TestApp } from '../helpers/build-app.js'
 import { mockDate } from '../helpers/clock.js'
-import { execSql } from '../helpers/databases.js'
 import { assertMessagesMatchPage, openStream } from '../helpers/event-stream-client.js'
+import { bigOrder, insertCopies } from '../helpers/stream-backlog.js'
 
 const DAY_MS = 86_400_000
 // copies of an order with 20 metadata values of 500 characters (about 10 KiB each): past what the kernel's socket buffers hold on loopback
 const COPIES = 800
+// copies of that order behind a stream that retention passes: four pages of its own reads, and twice the tail's recent events
+const BEHIND_COPIES = 2000
 
 /** The app listening on a port of its own: streams are read over a real socket. */
 async function listening (api: TestApp): Promise<string> {
@@ -37,16 +39,6 @@ async function metricValue (api: TestApp, name: string, labels: Record<string, s
   const metric = (await api.app.metrics.registry.getMetricsAsJSON()).find((each) => each.name === name)
   const sample = (metric?.values ?? []).find((value) => Object.entries(labels).every(([label, wanted]) => String(value.labels[label]) === wanted))
   return Number(sample?.value ?? NaN)
-}
-
-/** `count` more pet.created events, copies of the newest one, written straight into the store by another connection, then announced as the writer announces them. */
-async function insertCopies (api: TestApp, count: number): Promise<void> {
-  const sqlite = api.databaseUrl.startsWith('sqlite:')
-  await execSql(api.databaseUrl, sqlite
-    ? `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count}) INSERT INTO events (type, occurred_at, data) SELECT type, occurred_at, data FROM n, (SELECT * FROM events ORDER BY id DESC LIMIT 1)`
-    : `INSERT INTO events (type, occurred_at, data) SELECT type, occurred_at, data FROM generate_series(1, ${count}), (SELECT * FROM events ORDER BY id DESC LIMIT 1) AS newest`)
-  // SQLite's other connections are seen by PRAGMA data_version; PostgreSQL's by the channel the outbox writer notifies
-  if (!sqlite) await execSql(api.databaseUrl, "SELECT pg_notify('petstore_events_recorded', current_schema())")
 }
 
 for (const store of testStores()) {
@@ -138,6 +130,52 @@ for (const store of testStores()) {
       fromStart.close()
     })
 
+    // alone, the stream behind moves the idle tail to its position and the tail's read meets the gap; beside a live
+    // stream, the one behind is too far behind to join the tail and meets it in a page read of its own
+    for (const beside of ['alone', 'beside a live stream'] as const) {
+      test(`When retention deletes events past the position of a stream that is catching up (${beside}), then its last message is an error carrying the 410 events_expired, it ends cleanly, and resuming with Last-Event-ID is that 410`, async (t) => {
+        mockDate(t)
+        // a backlog bound it never reaches and a heartbeat it never waits for: the stream is held behind by its consumer alone, never cut
+        const api = await buildTestApp(t, { store, env: { EVENT_RETENTION_DAYS: '1', EVENT_STREAM_MAX_BACKLOG_KIB: '1048576', EVENT_STREAM_HEARTBEAT_SECONDS: '300' } })
+        const base = await listening(api)
+        await bigOrder(api)
+        const reader = beside === 'alone' ? undefined : await openStream(base, '/v1/events', api.auth)
+        for (let batch = 0; batch < BEHIND_COPIES / 100; batch++) await insertCopies(api, 100)
+        await reader?.waitForMessages(BEHIND_COPIES + 3, 60_000)
+        // its first page (500 events of about 10 KiB) is more than the socket's buffers take from a consumer that reads nothing:
+        // the stream waits for its consumer there, and reads its next page only once the consumer has taken it
+        const behind = await openStream(base, '/v1/events', api.auth)
+        behind.stopReading()
+        t.mock.timers.tick(2 * DAY_MS)
+        await createdPet(api, { name: 'Fresh', categoryId: 2 })
+        assert.ok(await api.app.eventRetention.purge() >= BEHIND_COPIES, 'retention deleted every event but the fresh one')
+
+        behind.resumeReading()
+        assert.equal(await behind.ended, 'clean')
+        const last = behind.messages.at(-1)
+        const events = behind.messages.slice(0, -1)
+        assert.equal(last?.event, 'error', 'the last message says why the stream ended')
+        assert.equal(last?.id, '', 'and carries no id: Last-Event-ID stays the last event received')
+        const error = JSON.parse(last?.data ?? '') as { code: string, status: number, message: string }
+        assert.deepEqual([error.code, error.status], ['events_expired', 410])
+        const ids = events.map((message) => Number(message.id))
+        assert.ok(ids.length > 0 && ids.length <= BEHIND_COPIES, `the stream was behind: ${ids.length} events before the error`)
+        assert.ok(ids.every((id, i) => i === 0 || id === (ids[i - 1] as number) + 1), 'no event was skipped before the error')
+        assert.equal(await metricValue(api, 'petstore_event_streams_ended_total', { reason: 'expired' }), 1)
+
+        const resumed = await openStream(base, '/v1/events', { ...api.auth, 'last-event-id': String(ids.at(-1)) })
+        assert.equal(await resumed.ended, 'clean')
+        assert.equal(resumed.status, 410)
+        assert.match(String(resumed.headers['content-type']), /^application\/json/)
+        assert.equal(resumed.body(), last?.data, 'the stream\'s last message is the 410 its resumption answers, byte for byte')
+        if (reader !== undefined) {
+          await reader.waitUntil(() => reader.messages.at(-1)?.event === 'pet.created', 'the live stream got the fresh event')
+          assert.equal(reader.messages.length, BEHIND_COPIES + 4, 'the live stream, never behind, got every event and no error')
+          reader.close()
+        }
+      })
+    }
+
     test('When a key is at EVENT_STREAM_MAX_PER_KEY or the instance at EVENT_STREAM_MAX_PER_INSTANCE, then 429 or 503 with Retry-After; streams below the caps go through, and a slot frees when a stream ends', async (t) => {
       const api = await buildTestApp(t, { store, env: { EVENT_STREAM_MAX_PER_KEY: '2', EVENT_STREAM_MAX_PER_INSTANCE: '3' } })
       const base = await listening(api)
@@ -174,10 +212,7 @@ for (const store of testStores()) {
     test('When one consumer stops reading, then it is cut once its backlog passes the bound and it takes nothing for a heartbeat, while a consumer that reads gets every event', async (t) => {
       const api = await buildTestApp(t, { store, env: { EVENT_STREAM_MAX_BACKLOG_KIB: '256', EVENT_STREAM_HEARTBEAT_SECONDS: '1' } })
       const base = await listening(api)
-      const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
-      const metadata = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key${i}`, 'x'.repeat(500)]))
-      const order = await api.app.inject({ method: 'POST', url: '/v1/store/orders', headers: { ...api.auth, 'content-type': 'application/json' }, payload: { petId: pet.id, metadata } })
-      assert.equal(order.statusCode, 201, order.body)
+      await bigOrder(api)
       const reader = await openStream(base, '/v1/events', api.auth)
       const stalled = await openStream(base, '/v1/events', api.auth)
       await Promise.all([reader.waitForMessages(2), stalled.waitForMessages(2)])

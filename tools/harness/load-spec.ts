@@ -12,7 +12,7 @@ export interface CountingBody {
 
 /** One request of a load, sent with the load's headers. */
 export interface LoadRequest {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PATCH'
   path: string
   /** Each request's path is `path` followed by a random integer from this range (inclusive). */
   randomIdRange?: readonly [number, number]

@@ -34,7 +34,8 @@ type StreamOutcome =
  * older service answering a JSON page, 406, or a cap on open streams: 429 or 503) it polls pages every
  * `pollIntervalMs` instead, and asks for a stream again after {@link STREAM_AGAIN_AFTER_REFUSAL_MS} (or the
  * answer's `Retry-After`, if longer). Connecting is retried like every call; an error that outlasts the
- * retries, or a 410 `events_expired`, is thrown.
+ * retries, or a 410 `events_expired` (a page's or a reconnection's, or a stream's last `error` message when
+ * retention passes it while it catches up), is thrown.
  */
 export async function * followEvents (settings: ClientSettings, readPage: ReadPage, query: ListEventsQuery, { signal, pollIntervalMs, stream }: FollowSettings): AsyncGenerator<PetStoreEvent, void, undefined> {
   const position = { after: query.after, reconnectMs: undefined as number | undefined }
@@ -124,6 +125,9 @@ async function * streamEvents (settings: ClientSettings, query: ListEventsQuery,
     if (messages === undefined) return { kind: 'ended', progressed }
     for await (const message of messages) {
       heard()
+      // the service's last message when it ends the stream for a reason to act on (retention passed the position):
+      // the Error the same request answers as JSON, thrown as that answer's error is
+      if (message.event === STREAM_ERROR_EVENT) throw streamEndError(message, response)
       const event = eventOf(message, response)
       if (event === undefined) continue
       position.after = event.id
@@ -142,6 +146,29 @@ async function * streamEvents (settings: ClientSettings, query: ListEventsQuery,
     signal.removeEventListener('abort', stop)
     connection.abort()
   }
+}
+
+/** The `event:` of the stream's last message when the service ends it with an Error (`events_expired`). */
+const STREAM_ERROR_EVENT = 'error'
+
+/** The error of a stream's `error` message: its data is an Error body, as the 410 of a page would carry it. */
+function streamEndError (message: EventSourceMessage, response: Response): PetStoreError {
+  let body: unknown
+  try {
+    body = parseJson(message.data)
+  } catch {
+    body = undefined
+  }
+  const { code, message: text, status } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>
+  const known = typeof code === 'string' && typeof text === 'string' && typeof status === 'number'
+  return new PetStoreError({
+    code: known ? code : 'unexpected_response',
+    status: known ? status : response.status,
+    message: known ? text : 'listEvents: the stream ended with an error message that is not an Error body',
+    operation: 'listEvents',
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    attempts: 1
+  })
 }
 
 /** The event a message carries; undefined for a message that is not one (a comment-only or empty one). */

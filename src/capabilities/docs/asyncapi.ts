@@ -42,11 +42,13 @@ function refsIn (value: unknown, found: Set<string>): void {
 }
 
 /**
- * The OpenAPI document's component schemas that the event types' schemas need, theirs and what they refer to
+ * The OpenAPI document's component schemas that the event types' schemas and the channels need, theirs and what they refer to
  * (Pet, Order, …), in the OpenAPI document's order: the same schemas, so the two documents cannot differ.
  */
-function eventComponentSchemas (openApiSchemas: Readonly<Record<string, unknown>>, definitions: readonly EventTypeDefinition[]): Record<string, unknown> {
+function eventComponentSchemas (openApiSchemas: Readonly<Record<string, unknown>>, definitions: readonly EventTypeDefinition[], channels: unknown): Record<string, unknown> {
   const needed = new Set(definitions.map(({ schema }) => String(schema.$id)))
+  // and what the channels refer to themselves (the stream's last message: the Error)
+  refsIn(channels, needed)
   let size = 0
   while (needed.size !== size) {
     size = needed.size
@@ -70,6 +72,7 @@ function describeDocument (context: AsyncApiContext): string {
  */
 export function asyncApiDocument (context: AsyncApiContext, openApiSchemas: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const channels = channelsOf(context, ASYNCAPI_CHANNELS)
+  const channelObjects = Object.fromEntries(channels.map((channel) => [channel.id, channel.channel(context)]))
   const servers = Object.assign(serviceServers(context.config), ...channels.map((channel) => channel.servers?.(context) ?? {})) as Record<string, unknown>
   return {
     asyncapi: '3.0.0',
@@ -85,10 +88,10 @@ export function asyncApiDocument (context: AsyncApiContext, openApiSchemas: Read
     },
     defaultContentType: 'application/json',
     servers,
-    channels: Object.fromEntries(channels.map((channel) => [channel.id, channel.channel(context)])),
+    channels: channelObjects,
     operations: Object.assign({}, ...channels.map((channel) => channel.operations(context))) as Record<string, unknown>,
     components: {
-      schemas: eventComponentSchemas(openApiSchemas, context.eventTypes.definitions),
+      schemas: eventComponentSchemas(openApiSchemas, context.eventTypes.definitions, channelObjects),
       securitySchemes: {
         bearerAuth: {
           type: 'http',

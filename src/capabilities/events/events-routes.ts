@@ -4,19 +4,13 @@ import type { FastifyReply } from 'fastify'
 import { ApiError } from '../../infra/errors/catalogue.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
+import { eventsExpiredMessage, retentionPassed } from './event-expiry.js'
 import { EVENT_PAGE_LIMIT_DEFAULT, listEventsQuerySchema } from './event-schemas.js'
 import type { Event } from './event-types.js'
 import { compileEventSerializer, type SerializeEvent } from './event-serializer.js'
 import { eventStreamContent, ListEventsHeadersSchema, LIST_EVENTS_STREAM_DESCRIPTION, STREAM_CAP_429, STREAM_CAP_503 } from './stream/event-stream-document.js'
 import { prefersEventStream } from './stream/sse-format.js'
 import { commonErrorResponses, errorResponse } from '../../infra/schemas/responses.js'
-
-/** The 410 of a consumer whose position retention has deleted events after. */
-export function eventsExpiredMessage (afterId: number, purgedThrough: number, oldestId: number | undefined): string {
-  const oldest = oldestId === undefined ? 'no event is retained now' : `the oldest retained event is ${oldestId}`
-  return `Events after ${afterId} up to ${purgedThrough} are no longer retained (${oldest}): resynchronize from the catalogue (listPets), ` +
-    `then follow the feed from after=${purgedThrough}.`
-}
 
 /** Sends a page of events as the Events schema describes it, each serialized by its type's schema. */
 function sendEvents (reply: FastifyReply, serialize: SerializeEvent, events: readonly Event[]): FastifyReply {
@@ -99,7 +93,7 @@ const eventsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return await app.eventStreams.answer(request, reply, { after: lastEventId ?? after, types: type, serialize, expired })
     }
     const page = await app.eventStore.listEvents({ afterId: after ?? 0, limit, types: type })
-    if (after !== undefined && after < page.purgedThrough) throw await expired(after, page.purgedThrough)
+    if (after !== undefined && retentionPassed(after, page.purgedThrough)) throw await expired(after, page.purgedThrough)
     // the next page starts after the last event returned; with none, where this one started (or, from the start,
     // after what retention deleted: the same events, and no 410 if more are deleted meanwhile)
     return sendEvents(reply.header('link', nextLink(page.events.at(-1)?.id ?? after ?? page.purgedThrough)), serialize, page.events)

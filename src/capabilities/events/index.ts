@@ -1,6 +1,8 @@
 /** The change feed (listEvents): the events every capability records, read in commit order, and their retention. */
 export { events } from './events-plugin.js'
 export { default as eventsRoutes } from './events-routes.js'
+export { eventsExpiredMessage, retentionPassed } from './event-expiry.js'
+export { ERROR_MESSAGE_EVENT } from './stream/sse-format.js'
 export { EVENT_PAGE_LIMIT_DEFAULT, EVENT_PAGE_LIMIT_MAX, componentRefOf, listEventsQuerySchema } from './event-schemas.js'
 export {
   EventTypeCatalogue, eventTypesOf, registerEventTypes, subjectIdOf,

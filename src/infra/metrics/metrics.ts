@@ -112,7 +112,7 @@ export class Metrics {
 
   readonly eventStreamsEnded = new Counter({
     name: 'petstore_event_streams_ended_total',
-    help: 'Streams of the change feed ended by the service, by reason (backlog: the consumer stopped reading and its unsent backlog passed EVENT_STREAM_MAX_BACKLOG_KIB, so it was cut; shutdown: the instance closed; failed: the store failed while it caught up). A consumer that hangs up is not counted.',
+    help: 'Streams of the change feed ended by the service, by reason (backlog: the consumer stopped reading and its unsent backlog passed EVENT_STREAM_MAX_BACKLOG_KIB, so it was cut; shutdown: the instance closed; failed: the store failed while it caught up; expired: retention deleted events after its position while it caught up, and its last message was the 410 events_expired as an error message). A consumer that hangs up is not counted.',
     labelNames: ['reason'] as const,
     registers: [this.registry]
   })

@@ -3,7 +3,7 @@ import { RETRY_AFTER_SECONDS } from '../../../infra/errors/catalogue.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import { errorResponse, RETRY_AFTER_HEADER } from '../../../infra/schemas/responses.js'
 import type { Event } from '../event-types.js'
-import { eventMessage, EVENT_STREAM_MEDIA_TYPE, HEARTBEAT, STREAM_OPENING, STREAM_RETRY_MS } from './sse-format.js'
+import { ERROR_MESSAGE_EVENT, eventMessage, EVENT_STREAM_MEDIA_TYPE, HEARTBEAT, STREAM_OPENING, STREAM_RETRY_MS } from './sse-format.js'
 import { STREAM_CAP_RETRY_AFTER_SECONDS } from './stream-slots.js'
 
 // What the OpenAPI document says of the stream: its request header, its media type, and the answers that refuse one.
@@ -31,7 +31,9 @@ export function eventStreamContent (example: Event): Record<string, unknown> {
         description: `Server-Sent Events (WHATWG HTML), UTF-8, sent as they happen and never ending on its own. It opens with \`retry: ${STREAM_RETRY_MS}\` ` +
           '(the reconnection delay, in ms) and a comment line. Each event is one message: `id:` the event id, `event:` its type, `data:` the event ' +
           'as one line of JSON, exactly as a page holds it (the `Event` schema), then a blank line. Lines starting with `:` are comments ' +
-          '(the heartbeat, sent every `EVENT_STREAM_HEARTBEAT_SECONDS`): ignore them.'
+          '(the heartbeat, sent every `EVENT_STREAM_HEARTBEAT_SECONDS`): ignore them. When retention deletes events after the position of a stream ' +
+          `that is behind (a slow consumer catching up), the stream sends no event after the gap: its last message is \`event: ${ERROR_MESSAGE_EVENT}\` ` +
+          'with no `id:`, whose `data:` is the `Error` the 410 `events_expired` carries, and then it ends; resuming with `Last-Event-ID` is that 410.'
       },
       example: streamExample
     }
@@ -42,7 +44,7 @@ export function eventStreamContent (example: Event): Record<string, unknown> {
 export const LIST_EVENTS_STREAM_DESCRIPTION = 'With `Accept: text/event-stream` (and `curl -N`, or an `EventSource`), the answer is instead a stream ' +
   'that does not end: the events after `after` (or after `Last-Event-ID`, which wins), then each new event as soon as it is committed, on ' +
   'whichever instance; `type` filters it as it filters pages, and `limit` is ignored. A position retention has passed is the same 410, ' +
-  'as JSON, before the stream starts. A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; ' +
+  'as JSON, before the stream starts; a stream retention passes while it is behind ends with that 410\'s Error as its last message (`event: error`). A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; ' +
   'when the instance shuts down its streams end cleanly. Either way, reconnect with `Last-Event-ID`: no event is missed or repeated. ' +
   'A stream counts once against the rate limit, at its start.'
 

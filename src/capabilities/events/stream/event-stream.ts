@@ -10,7 +10,10 @@ export interface SerializedEvent {
 }
 
 /** Why the service ended a stream (a consumer that hangs up ends it too, without a reason). */
-export type StreamEnd = 'backlog' | 'shutdown' | 'failed'
+export type StreamEnd = 'backlog' | 'shutdown' | 'failed' | 'expired'
+
+/** Every {@link StreamEnd}, for the metric's labels. */
+export const STREAM_ENDS: readonly StreamEnd[] = ['backlog', 'shutdown', 'failed', 'expired']
 
 export interface EventStreamOptions {
   /** Only events of these types; undefined: every type. */
@@ -23,6 +26,8 @@ export interface EventStreamOptions {
   unsentBeyond: () => number
   /** Settles once the response has handed what it holds to the connection (its `drain`), or has closed. */
   responseDrained: () => Promise<void>
+  /** The final message of a stream whose `position` retention has passed (`purgedThrough`): the feed's 410 as an `error` message. */
+  expiredMessage: (position: number, purgedThrough: number) => Promise<Buffer>
   /** Drops the consumer's connection at once (a stream that must not flush what it holds). */
   dropConnection: () => void
   /** Told of each write of event messages, with their number. */
@@ -109,6 +114,18 @@ export class EventStream extends Readable {
     if (this.#over) return
     this.#close(reason)
     this.push(null)
+  }
+
+  /**
+   * Ends the stream because retention deleted events after its position (through `purgedThrough`): one last
+   * message, the `error` whose data is the 410 `events_expired` the JSON feed would answer, then the clean end.
+   * Its consumer must resynchronize; resuming with Last-Event-ID is that 410.
+   */
+  async expire (purgedThrough: number): Promise<void> {
+    const message = await this.#options.expiredMessage(this.position, purgedThrough)
+    if (this.#over) return
+    this.#write(message, 0)
+    this.finish('expired')
   }
 
   /** Drops the consumer's connection at once, unflushed. */

@@ -1,12 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ApiError } from '../../../infra/errors/catalogue.js'
+import { errorBody } from '../../../infra/http/error-handler.js'
 import type { EventStreamSettings } from '../../../infra/config/config.js'
 import { markStreamedAnswer } from '../../../infra/metrics/http-metrics.js'
 import type { Metrics } from '../../../infra/metrics/metrics.js'
+import { retentionPassed } from '../event-expiry.js'
 import type { EventType } from '../event-types.js'
 import type { SerializeEvent } from '../event-serializer.js'
-import { EventStream, type StreamEnd } from './event-stream.js'
+import { EventStream, STREAM_ENDS, type StreamEnd } from './event-stream.js'
 import type { EventTail, StreamPage } from './event-tail.js'
-import { EVENT_STREAM_MEDIA_TYPE } from './sse-format.js'
+import { errorMessage, EVENT_STREAM_MEDIA_TYPE } from './sse-format.js'
 import { StreamSlots } from './stream-slots.js'
 
 /** Calls `settle` once, at `response`'s next `drain` or its `close`. */
@@ -27,7 +30,7 @@ export interface StreamRequest {
   types: readonly EventType[] | undefined
   serialize: SerializeEvent
   /** The 410 of a position retention has passed, as the JSON feed answers it. */
-  expired: (after: number, purgedThrough: number) => Promise<Error>
+  expired: (after: number, purgedThrough: number) => Promise<ApiError>
 }
 
 /**
@@ -49,7 +52,7 @@ export class EventStreams {
     this.#slots = new StreamSlots(settings, (open) => { metrics.eventStreamsOpen.set(open) }, (cap) => { metrics.eventStreamsRefused.inc({ cap }) })
     metrics.eventStreamsOpen.set(0)
     for (const cap of ['per_key', 'per_instance'] as const) metrics.eventStreamsRefused.inc({ cap }, 0)
-    for (const reason of ['backlog', 'shutdown', 'failed'] as const) metrics.eventStreamsEnded.inc({ reason }, 0)
+    for (const reason of STREAM_ENDS) metrics.eventStreamsEnded.inc({ reason }, 0)
   }
 
   /** Streams open now. */
@@ -65,7 +68,7 @@ export class EventStreams {
     try {
       this.#tail.useSerializer(serialize)
       page = await this.#tail.readPage(after ?? 0, typeSet)
-      if (after !== undefined && after < page.purgedThrough) throw await expired(after, page.purgedThrough)
+      if (after !== undefined && retentionPassed(after, page.purgedThrough)) throw await expired(after, page.purgedThrough)
     } catch (error) {
       slot.release()
       throw error
@@ -78,11 +81,14 @@ export class EventStreams {
       heartbeatMs: this.#settings.heartbeatMs,
       unsentBeyond: () => reply.raw.writableLength,
       responseDrained: async () => { await new Promise<void>((resolve) => { settleOnDrainOrClose(reply.raw, resolve) }) },
+      // the Error body the 410 would carry, written as the JSON answer writes it (the schema's order: code, message, status)
+      expiredMessage: async (position, purgedThrough) => errorMessage(JSON.stringify(errorBody(await expired(position, purgedThrough)))),
       dropConnection: () => { reply.raw.destroy() },
       onMessages: (count) => { this.#metrics.eventStreamMessages.inc(count) },
-      onEnd: (_stream, reason: StreamEnd | undefined) => {
+      onEnd: (ended, reason: StreamEnd | undefined) => {
         slot.release()
         if (reason !== undefined) this.#metrics.eventStreamsEnded.inc({ reason })
+        if (reason === 'expired') request.log.info({ position: ended.position }, 'event stream ended: retention passed its position; its consumer must resynchronize')
         if (reason === 'backlog') request.log.warn({ maxBacklogBytes: this.#settings.maxBacklogBytes }, 'event stream cut: its consumer stopped reading')
       }
     })

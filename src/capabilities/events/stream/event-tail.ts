@@ -7,6 +7,7 @@ import { watchRecordedEvents } from '../../../infra/database/watch-recorded-even
 import type { Metrics } from '../../../infra/metrics/metrics.js'
 import type { SerializeEvent } from '../event-serializer.js'
 import type { EventType } from '../event-types.js'
+import { retentionPassed } from '../event-expiry.js'
 import type { EventStore } from '../store/event-store.js'
 import type { EventStream, SerializedEvent } from './event-stream.js'
 import { eventMessage } from './sse-format.js'
@@ -120,22 +121,26 @@ export class EventTail implements BackgroundWork {
     this.#startCatchUp(stream)
   }
 
-  #startCatchUp (stream: EventStream): void {
-    const catchingUp = this.#catchUp(stream).catch((error: unknown) => {
+  /** Starts `stream` catching up; `readFirst`: with a page of its own before it may join the live ones again. */
+  #startCatchUp (stream: EventStream, readFirst = false): void {
+    const catchingUp = this.#catchUp(stream, readFirst).catch((error: unknown) => {
       this.#options.log.warn({ err: error }, 'an event stream could not catch up; it ends, and its consumer resumes with Last-Event-ID')
       stream.finish('failed')
     }).finally(() => { this.#catchingUp.delete(catchingUp) })
     this.#catchingUp.add(catchingUp)
   }
 
-  async #catchUp (stream: EventStream): Promise<void> {
+  async #catchUp (stream: EventStream, readFirst: boolean): Promise<void> {
+    let mayJoin = !readFirst
     while (stream.open && !this.#stopped) {
       await stream.whenConsumerReady()
       if (!stream.open || this.#stopped) return
-      if (this.#join(stream)) return
+      if (mayJoin && this.#join(stream)) return
+      mayJoin = true
       const page = await this.readPage(stream.position, stream.types)
-      // retention passed the stream while it caught up: it ends, and its consumer's next request is the 410
-      if (stream.position < page.purgedThrough) return stream.finish('failed')
+      // retention passed the stream while it caught up (the feed's rule, on the page's own snapshot): the events
+      // after its position are gone, so it must not go on past them; it ends with the 410 as its last message
+      if (retentionPassed(stream.position, page.purgedThrough)) return await stream.expire(page.purgedThrough)
       stream.sendEvents(page.events, page.through)
     }
   }
@@ -165,6 +170,16 @@ export class EventTail implements BackgroundWork {
     const page = await this.#options.store.listEvents({ afterId: from, limit: STREAM_PAGE_SIZE })
     // a stream joined an idle tail meanwhile and moved it: read again from there
     if (this.#position !== from) return true
+    if (retentionPassed(from, page.purgedThrough)) {
+      // retention deleted events after the tail's position (a stream that was behind joined an idle tail there): what
+      // follows the gap goes to nobody. Each live stream reads a page of its own first, which applies the rule to its
+      // types: a stream that missed events ends with the 410 as its last message, one that did not joins again
+      for (const stream of this.#live) {
+        this.#live.delete(stream)
+        this.#startCatchUp(stream, true)
+      }
+      return false
+    }
     const events = page.events.map((event) => this.#written(event.id, event.type, event))
     const last = events.at(-1)
     if (last === undefined) return false

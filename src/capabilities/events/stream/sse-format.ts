@@ -14,6 +14,18 @@ export function eventMessage (id: number, type: string, json: string): Buffer {
   return Buffer.from(`id: ${id}\nevent: ${type}\ndata: ${json}\n\n`, 'utf8')
 }
 
+/** The `event:` of the one message that is no event: the stream's last, which says why it ended (an Error). */
+export const ERROR_MESSAGE_EVENT = 'error'
+
+/**
+ * The last message of a stream the service ends for a reason its consumer must act on (retention passed its
+ * position): `event: error` and, as `data:`, the Error body the same request would be answered with as JSON.
+ * It has no `id:`, so a client's Last-Event-ID stays the last event it received.
+ */
+export function errorMessage (errorJson: string): Buffer {
+  return Buffer.from(`event: ${ERROR_MESSAGE_EVENT}\ndata: ${errorJson}\n\n`, 'utf8')
+}
+
 /** The first bytes of every stream: the reconnection time, and a comment, so that the head goes out at once. */
 export const STREAM_OPENING = Buffer.from(`retry: ${STREAM_RETRY_MS}\n: following the change feed\n\n`, 'utf8')
 
