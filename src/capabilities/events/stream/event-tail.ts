@@ -142,6 +142,9 @@ export class EventTail implements BackgroundWork {
       // after its position are gone, so it must not go on past them; it ends with the 410 as its last message
       if (retentionPassed(stream.position, page.purgedThrough)) return await stream.expire(page.purgedThrough)
       stream.sendEvents(page.events, page.through)
+      // a turn of the event loop between pages: SQLite reads without waiting on I/O, and while the kernel still takes
+      // what is written nothing else would wait either, so a far-behind stream would hold the loop page after page
+      await nextTurn()
     }
   }
 
