@@ -2,8 +2,8 @@
  * A/B of two builds of the service: `npm run bench:ab -- --base <git revision>` measures the working
  * tree's build against the build of `<revision>`, alternated on one seeded store, with the bench's
  * instrument (wrk pinned, CPU time per request from schedstat, medians). It is how a performance lever
- * is judged before it is kept (docs/performance.md). Options: `--scenarios getPet,listPets` (any load scenario, `updateOrder`:
- * 1,000 orders placed on each build first, then patched, and `coldStart`:
+ * is judged before it is kept (docs/performance.md). Options: `--scenarios getPet,listPets` (any load scenario, `updateOrder`
+ * and `updateOrderUnchanged`: 1,000 orders placed on each build first, then patched, and `coldStart`:
  * the two builds started in turn, `--rounds` times each, spawn to the first 200 of listPets, its CPU time and
  * the RSS 1 s later), `--store sqlite|postgres`, `--rounds 4`, `--seconds 5`, `--env K=V,K=V` (both builds'
  * environment, e.g. a sampler) and `--otlp` (both export traces to a local receiver).
@@ -29,7 +29,7 @@ import { postgresServerUrl, seededStore, storeFacts, type BenchStore, type IdRan
 import type { ServerProcess } from '../tools/harness/server-process.js'
 import { coldStart } from './scenarios/cold-start.js'
 import { placeOrder } from './scenarios/place-order.js'
-import { placeOrdersToUpdate, updateOrder } from './scenarios/update-order.js'
+import { placeOrdersToUpdate, updateOrder, updateOrderUnchanged } from './scenarios/update-order.js'
 import { OtlpReceiver } from '../tools/harness/otlp-receiver.js'
 
 /** `revision` checked out and built in a temporary worktree, its node_modules the repository's. */
@@ -96,8 +96,10 @@ async function main (): Promise<void> {
   }
 }
 
-/** The bench's load scenarios, and updateOrder, which A/B alone runs: its orders are placed through each build's API first. */
-const AB_SCENARIOS: readonly LoadScenario[] = [...LOAD_SCENARIOS, updateOrder]
+/** The bench's load scenarios, and the two updateOrder ones, which A/B alone runs: its orders are placed through each build's API first. */
+const AB_SCENARIOS: readonly LoadScenario[] = [...LOAD_SCENARIOS, updateOrder, updateOrderUnchanged]
+// the scenarios that patch orders placed before the load
+const UPDATES: readonly LoadScenario[] = [updateOrder, updateOrderUnchanged]
 
 /** The scenario name that measures start-up instead of a load. */
 const COLD_START = 'coldStart'
@@ -137,7 +139,7 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
     await stopServer(await startService(url, apiKey, installation === undefined ? {} : { installation }))
   }
   // placeOrder's pets, and updateOrder's (the block's last): each build orders the service's block of its own store
-  const orders = scenarios.some((scenario) => scenario.name === placeOrder.name || scenario.name === updateOrder.name)
+  const orders = scenarios.some((scenario) => scenario.name === placeOrder.name || UPDATES.includes(scenario))
   const orderable = { servers: orders ? ['service'] as const : [], petsEach: orderablePetsPerServer(context.plan) }
   const seededBase = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(baseDir), orderable)
   const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(), orderable).catch(async (error: unknown) => {
@@ -152,7 +154,7 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
     const b = await startService(seededWork.url, apiKey, { env })
     try {
       // updateOrder's orders, placed on each build before any load (so that placeOrder's block is the same for both)
-      const updatable = scenarios.includes(updateOrder) ? await ordersToUpdate([a, b], context.headers, facts) : undefined
+      const updatable = scenarios.some((scenario) => UPDATES.includes(scenario)) ? await ordersToUpdate([a, b], context.headers, facts) : undefined
       for (const scenario of scenarios) {
         const rounds = await alternate(context, scenario.name, [
           { role: 'base', server: a, requests: scenario.requests('service', { ...facts, ordersToUpdate: updatable?.[0] }) },

@@ -57,3 +57,19 @@ export const updateOrder: LoadScenario = {
   },
   every2xx: true
 }
+
+/**
+ * updateOrder's whole path with nothing to write: `{"status":"placed"}` on a placed order (keeping its status is
+ * always allowed, and a store writes only a change). Every build that has updateOrder answers it 200, so it A/Bs
+ * the route, the validation and the locked read against builds from before orders had metadata.
+ */
+export const updateOrderUnchanged: LoadScenario = {
+  name: 'updateOrderUnchanged',
+  description: `PATCH /v1/store/orders/<one of ${ORDERS_TO_UPDATE} placed orders, at random> {"status":"placed"}: nothing changes`,
+  requests: (_role, facts) => {
+    const orders = facts.ordersToUpdate
+    if (orders === undefined) throw new Error('updateOrderUnchanged needs orders placed before its load (placeOrdersToUpdate, as bench/ab.ts does)')
+    return [{ method: 'PATCH', path: '/v1/store/orders/', randomIdRange: orders, body: '{"status":"placed"}' }]
+  },
+  every2xx: true
+}
