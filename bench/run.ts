@@ -94,16 +94,10 @@ const ONLY = ['webhooks', 'streams', 'buses', 'orders', 'overload'] as const
 const ORDER_SCENARIOS = ['createPet', 'placeOrder', 'getInventory']
 type Only = typeof ONLY[number]
 
-/** The webhook scenarios (bench/scenarios/webhooks.ts) on each store: their checks join the targets. */
-async function webhookScenarios (context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
-  const checks: Check[] = []
-  for (const kind of kinds) {
-    for (const { name, measure } of WEBHOOK_SCENARIOS) await attempt(report, `${kind}: webhooks, ${name}`, async () => { checks.push(await measure(context, kind)) })
-  }
-  return checks
-}
+// the webhook scenarios (bench/scenarios/webhooks.ts) each give one check
+const WEBHOOK_CHECKS = WEBHOOK_SCENARIOS.map(({ name, measure }) => ({ name, measure: async (context: BenchContext, kind: StoreKind) => [await measure(context, kind)] }))
 
-/** Scenarios that each give checks (the event stream's, bench/scenarios/event-streams.ts; the buses', bench/scenarios/buses.ts), on each store: their checks join the targets. */
+/** Scenarios that give checks (the webhooks', the event stream's, bench/scenarios/event-streams.ts; the buses', bench/scenarios/buses.ts), on each store: their checks join the targets. */
 async function checkScenarios (label: string, scenarios: ReadonlyArray<{ name: string, measure: (context: BenchContext, kind: StoreKind) => Promise<Check[]> }>, context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
   const checks: Check[] = []
   for (const kind of kinds) {
@@ -133,7 +127,7 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   const kinds: StoreKind[] = pgProblem === undefined ? ['sqlite', 'postgres'] : ['sqlite']
   const migrate = (url: string): Promise<void> => migrateStore(url, apiKey)
   if (only === 'webhooks') {
-    report.targets = await webhookScenarios(context, report, kinds)
+    report.targets = await checkScenarios('webhooks', WEBHOOK_CHECKS, context, report, kinds)
     return report
   }
   if (only === 'streams') {
@@ -217,7 +211,7 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   }
   await attempt(report, 'store size', async () => { report.pairs.push(await storeSize(context)) })
   await attempt(report, 'in-process timings', async () => { report.timingSamples.push(...await inProcessTimings(plan)) })
-  const webhookChecks = await webhookScenarios(context, report, kinds)
+  const webhookChecks = await checkScenarios('webhooks', WEBHOOK_CHECKS, context, report, kinds)
   const streamChecks = await checkScenarios('streams', EVENT_STREAM_SCENARIOS, context, report, kinds)
   const busChecks = await checkScenarios('buses', BUS_SCENARIOS, context, report, kinds)
 

@@ -1,6 +1,6 @@
 import type { Config } from '../../infra/config/config.js'
 import { componentRefOf, subjectIdOf, type EventTypeCatalogue, type EventTypeDefinition } from '../events/index.js'
-import { messageKeyOf, type AsyncApiChannel } from './asyncapi-channels.js'
+import { messageKeyOf, messageRefs, type AsyncApiChannel } from './asyncapi-channels.js'
 
 // The message buses (docs/buses.md), as channels of the AsyncAPI document: each only where its URL is set, its server
 // the broker (host only: the URL's credentials never reach a document), each event type one CloudEvent message.
@@ -103,7 +103,7 @@ export const NATS_CHANNEL: AsyncApiChannel = {
       channel: { $ref: '#/channels/nats' },
       title: 'Consume the events from JetStream',
       summary: 'A JetStream consumer on the stream receives every event, in id order, at least once.',
-      messages: eventTypes.types.map((type) => ({ $ref: `#/channels/nats/messages/${messageKeyOf(type)}` })),
+      messages: messageRefs('nats', eventTypes),
       'x-stability': 'beta'
     }
   })
@@ -150,7 +150,7 @@ export const RABBITMQ_CHANNEL: AsyncApiChannel = {
       title: 'Consume the events from a bound queue',
       summary: 'A queue bound to the exchange receives the events of the routing keys it binds, in id order, at least once.',
       bindings: { amqp: { ack: true, bindingVersion: '0.3.0' } },
-      messages: eventTypes.types.map((type) => ({ $ref: `#/channels/rabbitmq/messages/${messageKeyOf(type)}` })),
+      messages: messageRefs('rabbitmq', eventTypes),
       'x-stability': 'beta'
     }
   })

@@ -52,7 +52,7 @@ function eventMessages (eventTypes: EventTypeCatalogue, framing: MessageFraming)
 }
 
 /** The refs of a channel's messages, for its operations. */
-function messageRefs (channelId: string, eventTypes: EventTypeCatalogue): Array<{ $ref: string }> {
+export function messageRefs (channelId: string, eventTypes: EventTypeCatalogue): Array<{ $ref: string }> {
   return eventTypes.types.map((type) => ({ $ref: `#/channels/${channelId}/messages/${messageKeyOf(type)}` }))
 }
 

@@ -43,9 +43,10 @@ export interface EventTailOptions {
  * other, `watchRecordedEvents`), it reads the new events once, writes each once, and hands them to every
  * stream that is caught up (live), each taking those of its types. A stream that starts behind catches up with
  * its own reads, paced by its consumer, then joins: from the tail's recent events when it has come within them,
- * so that no event falls between its reads and the tail's. Invariant: every live stream has accounted for
- * every event up to the tail's position, which is never beyond a committed id. With no live stream the tail
- * reads nothing.
+ * so that no event falls between its reads and the tail's. Invariant, between fan-outs: every live stream has
+ * accounted for every event up to the tail's position, which is never beyond a committed id (during one, the
+ * streams of groups not yet written have not; a stream that joins meanwhile takes the recent events, which hold
+ * them). With no live stream the tail reads nothing.
  */
 export class EventTail implements BackgroundWork {
   readonly #options: EventTailOptions
