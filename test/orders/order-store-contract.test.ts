@@ -195,3 +195,29 @@ for (const kind of testStores()) {
     })
   })
 }
+
+describe('OrderStore on SQLite: an update judged before its write lock', () => {
+  test('When another process commits to the order between the read without the lock and the locked one, then the change is judged again on what it committed, and nothing it wrote is lost', async (t) => {
+    const stores = await openStores(t, 'sqlite')
+    const pet = await stores.pets.createPet({ name: 'Rex', categoryId: 1, status: 'available' })
+    const order = await place(stores, pet.id, { channel: 'web' })
+    // better-sqlite3 as the store loads it: a second connection, as another process would have
+    const { Database } = await import('../../src/infra/database/sqlite/driver.js')
+    const other = new Database(stores.databaseUrl.slice('sqlite:'.length), { fileMustExist: true })
+    t.after(() => { other.close() })
+    const judged: Order[] = []
+
+    // the precondition runs synchronously on each read: the first time, the other connection commits in between
+    const outcome = await stores.orders.updateOrder(order.id, { metadata: { gift: 'yes' } }, (current) => {
+      if (judged.length === 0) other.prepare('UPDATE orders SET metadata = ? WHERE id = ?').run('{"channel":"web","desk":"3"}', order.id)
+      judged.push(current)
+      return true
+    })
+
+    assert.equal(outcome.outcome, 'updated')
+    const metadata = { channel: 'web', desk: '3', gift: 'yes' }
+    assert.deepEqual(judged.map((current) => current.metadata), [{ channel: 'web' }, { channel: 'web', desk: '3' }])
+    assert.deepEqual((outcome as { order: Order }).order.metadata, metadata)
+    assert.deepEqual((await stores.orders.findOrderById(order.id))?.metadata, metadata)
+  })
+})

@@ -3,8 +3,8 @@ import { describe, test } from 'node:test'
 import type { Order } from '../../src/capabilities/orders/order-schemas.js'
 import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, createdPet, testStores } from '../helpers/build-app.js'
-import { execSql, requiresPostgres } from '../helpers/databases.js'
-import { placeOrder, placedOrder } from './orders-helpers.js'
+import { execSql, holdPetLocked, requiresPostgres } from '../helpers/databases.js'
+import { patchOrder, placeOrder, placedOrder } from './orders-helpers.js'
 
 for (const store of testStores()) {
   describe(`orders: what the database itself holds (${store})`, () => {
@@ -37,6 +37,39 @@ for (const store of testStores()) {
     })
   })
 }
+
+describe('orders on SQLite: a PATCH that writes nothing takes no write lock', () => {
+  test('When another process holds the write lock, then PATCHes that change nothing or are refused are answered (200, 404, 409, 412) and record nothing; once it is released, a change is made', async (t) => {
+    // a PATCH that waited for the lock would get 503 after SQLite's busy timeout
+    const api = await buildTestApp(t, { store: 'sqlite' })
+    const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
+    const placed = await placeOrder(api, { petId: pet.id, metadata: { channel: 'web' } })
+    assert.equal(placed.statusCode, 201, placed.body)
+    const order = placed.json<Order>()
+    const orderEvents = async (): Promise<string[]> => (await api.app.inject({ method: 'GET', url: '/v1/events?type=order.updated', headers: api.auth }))
+      .json<Array<{ type: string }>>().map((event) => event.type)
+    const release = await holdPetLocked(api.databaseUrl, pet.id)
+    try {
+      for (const body of [{ status: 'placed' }, { metadata: { channel: 'web' } }, {}]) {
+        const res = await patchOrder(api, order.id, body)
+        assert.equal(res.statusCode, 200, `${JSON.stringify(body)}: ${res.body}`)
+        assert.deepEqual(res.json(), order)
+        assert.equal(res.headers.etag, placed.headers.etag)
+      }
+      assertError(await patchOrder(api, order.id + 1, { status: 'approved' }), 'order_not_found', String(order.id + 1))
+      assertError(await patchOrder(api, order.id, { status: 'delivered' }), 'invalid_transition', '"delivered"')
+      assertError(await patchOrder(api, order.id, { status: 'approved' }, { 'if-match': '"not-its-tag"' }), 'precondition_failed', String(order.id))
+    } finally {
+      await release()
+    }
+    assert.deepEqual(await orderEvents(), [])
+
+    const approved = await patchOrder(api, order.id, { status: 'approved' }, { 'if-match': String(placed.headers.etag) })
+    assert.equal(approved.statusCode, 200, approved.body)
+    assert.equal(approved.json<Order>().status, 'approved')
+    assert.deepEqual(await orderEvents(), ['order.updated'])
+  })
+})
 
 describe('orders on PostgreSQL: two instances on one database', requiresPostgres(), () => {
   test('When twenty orders for one pet arrive at two instances at once, then exactly one is 201 and nineteen are 409 pet_not_available', async (t) => {

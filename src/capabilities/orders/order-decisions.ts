@@ -35,9 +35,10 @@ export interface OrderChange {
 /** The field of an order that holds when it reached each status (placement sets `placedAt`). */
 const TIME_OF_STATUS = { approved: 'approvedAt', delivered: 'deliveredAt', cancelled: 'cancelledAt' } as const satisfies Partial<Record<OrderStatus, keyof Order>>
 
-/** Whether an update changed anything (a store writes only then). */
-export function orderChanged (previous: Order, order: Order): boolean {
-  return previous.status !== order.status || !sameMetadata(previous.metadata ?? {}, order.metadata ?? {})
+/** An update that a store writes: one that changes the order's status or metadata. A refusal, or setting what the order already has, writes nothing. */
+export function writesOrder (outcome: OrderUpdateOutcome): outcome is Extract<OrderUpdateOutcome, { outcome: 'updated' }> {
+  return outcome.outcome === 'updated' &&
+    (outcome.previous.status !== outcome.order.status || !sameMetadata(outcome.previous.metadata ?? {}, outcome.order.metadata ?? {}))
 }
 
 /** Whether a pet with `petStatus` (undefined: no such pet) may be ordered, judged on the pet's locked row. */

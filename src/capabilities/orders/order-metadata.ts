@@ -64,7 +64,8 @@ export function mergeMetadata (current: Metadata, patch: MetadataPatch | null | 
   return sortedMetadata(Object.fromEntries(merged))
 }
 
-/** Whether two metadata objects (keys sorted) hold the same keys and values. */
+/** Whether two metadata objects hold the same keys and values. */
 export function sameMetadata (a: Metadata, b: Metadata): boolean {
-  return JSON.stringify(a) === JSON.stringify(b)
+  const keys = Object.keys(a)
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key])
 }

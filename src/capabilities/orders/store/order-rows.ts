@@ -25,7 +25,8 @@ export function rowToOrder (row: OrderRow): Order {
   if (row.delivered_at !== null) order.deliveredAt = timeOf(row.delivered_at)
   if (row.cancelled_at !== null) order.cancelledAt = timeOf(row.cancelled_at)
   if (row.cancellation_reason !== null) order.cancellationReason = row.cancellation_reason
-  order.metadata = sortedMetadata(typeof row.metadata === 'string' ? JSON.parse(row.metadata) as Record<string, unknown> : row.metadata)
+  // most orders have none: '{}' (SQLite's text) needs no parse
+  order.metadata = row.metadata === '{}' ? {} : sortedMetadata(typeof row.metadata === 'string' ? JSON.parse(row.metadata) as Record<string, unknown> : row.metadata)
   return order
 }
 

@@ -8,7 +8,7 @@ import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompleti
 import {
   lockPostgresPet, lockPostgresPets, movePostgresPet, notePetsChanged, PETS_CHANGED_CHANNEL, petMovedEvent, postgresPetsMovedCte, type Pet
 } from '../../pets/index.js'
-import { decideOrderUpdate, decidePlacement, orderChanged, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
+import { decideOrderUpdate, decidePlacement, writesOrder, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
 import type { Metadata } from '../order-metadata.js'
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
 import type { Order } from '../order-schemas.js'
@@ -207,7 +207,7 @@ export class PostgresOrderStore implements OrderStore {
         const { rows } = await client.query<OrderRow>({ ...SQL.findOrderForUpdate, values: [id] })
         const now = new Date()
         const outcome = decideOrderUpdate(rows[0] === undefined ? undefined : rowToOrder(rows[0]), change, now, precondition)
-        if (outcome.outcome !== 'updated' || !orderChanged(outcome.previous, outcome.order)) return outcome
+        if (!writesOrder(outcome)) return outcome
         const { order } = outcome
         let pet: Pet | undefined
         if (outcome.petStatus !== undefined) pet = await lockPostgresPet(client, outcome.order.petId)

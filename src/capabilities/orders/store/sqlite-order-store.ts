@@ -6,7 +6,7 @@ import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
 import { SqlitePetMoves } from '../../pets/index.js'
-import { decideOrderUpdate, decidePlacement, orderChanged, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
+import { decideOrderUpdate, decidePlacement, writesOrder, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
 import type { Metadata } from '../order-metadata.js'
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
 import type { Order } from '../order-schemas.js'
@@ -30,7 +30,15 @@ const SQL = {
 
 type Place = (placement: Placement) => PlaceOrderOutcome
 type PlaceAll = (placements: readonly Placement[]) => Array<ItemOutcome<PlaceOrderOutcome>>
-type Update = (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined) => OrderUpdateOutcome
+type Update = (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined, unlocked: Judged) => OrderUpdateOutcome
+/** An update judged on an order's row as read (undefined: no such order) at `now` (ms). */
+interface Judged { row: OrderRow | undefined, now: number, outcome: OrderUpdateOutcome }
+
+/** Whether two reads of an order's row found the same values (SQLite's rows hold numbers, strings and nulls). */
+function sameRow (a: OrderRow | undefined, b: OrderRow | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b
+  return (Object.keys(a) as Array<keyof OrderRow>).every((column) => a[column] === b[column])
+}
 
 /** The orders of the embedded database: each change in an IMMEDIATE transaction with its pet's change and both events (placements grouped). */
 export class SqliteOrderStore implements OrderStore {
@@ -110,17 +118,27 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   async updateOrder (id: Int64, change: OrderChange, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
-    this.#update ??= this.#db.transaction<Update>((orderId, asked, check) => this.#updateLocked(orderId, asked, check))
+    this.#update ??= this.#db.transaction<Update>((orderId, asked, check, unlocked) => this.#updateLocked(orderId, asked, check, unlocked))
     const update = this.#update
-    return this.#database.run(() => update.immediate(id, change, precondition))
+    return this.#database.run(() => {
+      // judged first on the order as committed, without the write lock: a refusal, or a patch of what the order
+      // already has, writes nothing and is answered from that read, as it would be from a locked one
+      const unlocked = this.#judge(this.#statements.findOrder.get(id) as OrderRow | undefined, change, precondition)
+      return writesOrder(unlocked.outcome) ? update.immediate(id, change, precondition, unlocked) : unlocked.outcome
+    })
   }
 
-  #updateLocked (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {
+  #judge (row: OrderRow | undefined, change: OrderChange, precondition: OrderPrecondition | undefined): Judged {
+    const now = Date.now()
+    return { row, now, outcome: decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), change, new Date(now), precondition) }
+  }
+
+  #updateLocked (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined, unlocked: Judged): OrderUpdateOutcome {
     const statements = this.#statements
     const row = statements.findOrder.get(id) as OrderRow | undefined
-    const now = Date.now()
-    const outcome = decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), change, new Date(now), precondition)
-    if (outcome.outcome !== 'updated' || !orderChanged(outcome.previous, outcome.order)) return outcome
+    // another process on the file may have committed since the read without the lock: then the change is judged again
+    const { outcome, now } = sameRow(row, unlocked.row) ? unlocked : this.#judge(row, change, precondition)
+    if (!writesOrder(outcome)) return outcome
     const { order } = outcome
     const ms = (time: number): number => time
     statements.setOrder.run(order.status, timeValue(order.approvedAt, ms), timeValue(order.deliveredAt, ms), timeValue(order.cancelledAt, ms),
