@@ -33,6 +33,15 @@ const SQL = {
  * `timeoutMs` fails with {@link StoreUnavailableError} (a 503); the pool opens fresh connections once
  * the server is back.
  */
+/**
+ * The server's `statement_timeout` for a client that waits `timeoutMs` for a query: a tenth sooner, at least
+ * 100 ms (at most half). With the two equal, the client could give up just before the server ran a statement
+ * that had waited for a lock, which then committed: a create answered 503 but stored.
+ */
+export function serverStatementTimeout (timeoutMs: number): number {
+  return Math.max(timeoutMs - Math.max(100, timeoutMs / 10), timeoutMs / 2)
+}
+
 export class PostgresDatabase implements DatabaseConnection {
   readonly kind = 'postgres'
   readonly description: string
@@ -52,8 +61,9 @@ export class PostgresDatabase implements DatabaseConnection {
       connectionString: options.url,
       max: options.poolSize,
       connectionTimeoutMillis: options.timeoutMs,
-      // the server cancels a slow statement; the client-side timeout also covers a silent network
-      statement_timeout: options.timeoutMs,
+      // the server cancels a slow statement first, so one the client stopped waiting for was never
+      // committed; the client-side timeout covers a silent network
+      statement_timeout: serverStatementTimeout(options.timeoutMs),
       query_timeout: options.timeoutMs,
       keepAlive: true,
       application_name: 'petstore',
