@@ -30,17 +30,14 @@ const SQL = {
 
 type Place = (placement: Placement) => PlaceOrderOutcome
 type PlaceAll = (placements: readonly Placement[]) => Array<ItemOutcome<PlaceOrderOutcome>>
-type Update = (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined, unlocked: Judged) => OrderUpdateOutcome
-/** An update judged on an order's row as read (undefined: no such order) at `now` (ms). */
-interface Judged { row: OrderRow | undefined, now: number, outcome: OrderUpdateOutcome }
+type Update = (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined) => OrderUpdateOutcome
 
-/** Whether two reads of an order's row found the same values (SQLite's rows hold numbers, strings and nulls). */
-function sameRow (a: OrderRow | undefined, b: OrderRow | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b
-  return (Object.keys(a) as Array<keyof OrderRow>).every((column) => a[column] === b[column])
+/** SQLite refused the write lock at once: another connection holds it, or committed since this transaction read. */
+function isBusy (error: unknown): boolean {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('SQLITE_BUSY')
 }
 
-/** The orders of the embedded database: each change in an IMMEDIATE transaction with its pet's change and both events (placements grouped). */
+/** The orders of the embedded database: each change in one transaction with its pet's change and both events (placements grouped, IMMEDIATE; updates deferred until their first write). */
 export class SqliteOrderStore implements OrderStore {
   readonly #database: SqliteDatabase
   readonly #db: Database.Database
@@ -118,26 +115,26 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   async updateOrder (id: Int64, change: OrderChange, precondition?: OrderPrecondition): Promise<OrderUpdateOutcome> {
-    this.#update ??= this.#db.transaction<Update>((orderId, asked, check, unlocked) => this.#updateLocked(orderId, asked, check, unlocked))
+    this.#update ??= this.#db.transaction<Update>((orderId, asked, check) => this.#updateInTransaction(orderId, asked, check))
     const update = this.#update
     return this.#database.run(() => {
-      // judged first on the order as committed, without the write lock: a refusal, or a patch of what the order
-      // already has, writes nothing and is answered from that read, as it would be from a locked one
-      const unlocked = this.#judge(this.#statements.findOrder.get(id) as OrderRow | undefined, change, precondition)
-      return writesOrder(unlocked.outcome) ? update.immediate(id, change, precondition, unlocked) : unlocked.outcome
+      try {
+        // deferred: the read takes no write lock, so a patch that writes nothing (a refusal, or what the order
+        // already has) is answered without it, even while another process writes; the first write takes it
+        return update.deferred(id, change, precondition)
+      } catch (error) {
+        // a deferred transaction that read cannot wait for the lock: read again under it, and judge again
+        if (!isBusy(error)) throw error
+        return update.immediate(id, change, precondition)
+      }
     })
   }
 
-  #judge (row: OrderRow | undefined, change: OrderChange, precondition: OrderPrecondition | undefined): Judged {
-    const now = Date.now()
-    return { row, now, outcome: decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), change, new Date(now), precondition) }
-  }
-
-  #updateLocked (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined, unlocked: Judged): OrderUpdateOutcome {
+  #updateInTransaction (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {
     const statements = this.#statements
     const row = statements.findOrder.get(id) as OrderRow | undefined
-    // another process on the file may have committed since the read without the lock: then the change is judged again
-    const { outcome, now } = sameRow(row, unlocked.row) ? unlocked : this.#judge(row, change, precondition)
+    const now = Date.now()
+    const outcome = decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), change, new Date(now), precondition)
     if (!writesOrder(outcome)) return outcome
     const { order } = outcome
     const ms = (time: number): number => time
