@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { NewEvent } from '../../../infra/database/new-event.js'
+import { isSqliteBusy } from '../../../infra/database/sqlite/errors.js'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 import { recordSqliteEvents } from '../../../infra/database/sqlite/sqlite-outbox.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
@@ -31,11 +32,6 @@ const SQL = {
 type Place = (placement: Placement) => PlaceOrderOutcome
 type PlaceAll = (placements: readonly Placement[]) => Array<ItemOutcome<PlaceOrderOutcome>>
 type Update = (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined) => OrderUpdateOutcome
-
-/** SQLite refused the write lock at once: another connection holds it, or committed since this transaction read. */
-function isBusy (error: unknown): boolean {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('SQLITE_BUSY')
-}
 
 /** The orders of the embedded database: each change in one transaction with its pet's change and both events (placements grouped, IMMEDIATE; updates deferred until their first write). */
 export class SqliteOrderStore implements OrderStore {
@@ -124,7 +120,7 @@ export class SqliteOrderStore implements OrderStore {
         return update.deferred(id, change, precondition)
       } catch (error) {
         // a deferred transaction that read cannot wait for the lock: read again under it, and judge again
-        if (!isBusy(error)) throw error
+        if (!isSqliteBusy(error)) throw error
         return update.immediate(id, change, precondition)
       }
     })

@@ -28,12 +28,6 @@ const SQL = {
 } as const
 
 /**
- * The shared database of several instances, reached through a bounded pool shared by every
- * capability's store. A call that cannot get a connection, or whose query does not finish, within
- * `timeoutMs` fails with {@link StoreUnavailableError} (a 503); the pool opens fresh connections once
- * the server is back.
- */
-/**
  * The server's `statement_timeout` for a client that waits `timeoutMs` for a query: a tenth sooner, at least
  * 100 ms (at most half). With the two equal, the client could give up just before the server ran a statement
  * that had waited for a lock, which then committed: a create answered 503 but stored.
@@ -42,6 +36,12 @@ export function serverStatementTimeout (timeoutMs: number): number {
   return Math.max(timeoutMs - Math.max(100, timeoutMs / 10), timeoutMs / 2)
 }
 
+/**
+ * The shared database of several instances, reached through a bounded pool shared by every
+ * capability's store. A call that cannot get a connection, or whose query does not finish, within
+ * `timeoutMs` fails with {@link StoreUnavailableError} (a 503); the pool opens fresh connections once
+ * the server is back.
+ */
 export class PostgresDatabase implements DatabaseConnection {
   readonly kind = 'postgres'
   readonly description: string

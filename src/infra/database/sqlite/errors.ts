@@ -12,3 +12,9 @@ export function toStoreError (error: unknown, open: boolean): unknown {
   }
   return error
 }
+
+/** SQLite refused a lock at once (`SQLITE_BUSY` and its extended codes, e.g. `SQLITE_BUSY_SNAPSHOT`): another connection holds it, or committed since this transaction read. */
+export function isSqliteBusy (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null | undefined)?.code
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY')
+}
