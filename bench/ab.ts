@@ -6,7 +6,9 @@
  * and `updateOrderUnchanged`: 1,000 orders placed on each build first, then patched, and `coldStart`:
  * the two builds started in turn, `--rounds` times each, spawn to the first 200 of listPets, its CPU time and
  * the RSS 1 s later), `--store sqlite|postgres`, `--rounds 4`, `--seconds 5`, `--env K=V,K=V` (both builds'
- * environment, e.g. a sampler) and `--otlp` (both export traces to a local receiver).
+ * environment, e.g. a sampler), `--otlp` (both export traces to a local receiver) and `--peers` (the bare baseline, the plain
+ * peer and the contract-equal peer in the same rounds, on the working tree's store, and the contract-equal peer's cold
+ * starts beside the two builds': one run gives both builds against the peers).
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -24,7 +26,7 @@ import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
 import type { LoadScenario } from './_util/load-scenario.js'
 import { alternate, median, pairedRatio, type Measurement } from './_util/measure.js'
 import { log, orderablePetsPerServer, planFor, SEED_PETS } from './_util/plan.js'
-import { killAll, startService, stopServer } from './_util/servers.js'
+import { killAll, startBare, startContractPeer, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresServerUrl, seededStore, storeFacts, type BenchStore, type IdRange, type StoreFacts } from './_util/stores.js'
 import type { ServerProcess } from '../tools/harness/server-process.js'
 import { coldStart } from './scenarios/cold-start.js'
@@ -65,7 +67,8 @@ async function main (): Promise<void> {
       rounds: { type: 'string', default: '4' },
       seconds: { type: 'string', default: '5' },
       env: { type: 'string', default: '' },
-      otlp: { type: 'boolean', default: false }
+      otlp: { type: 'boolean', default: false },
+      peers: { type: 'boolean', default: false }
     }
   })
   const store = values.store as StoreKind
@@ -88,7 +91,7 @@ async function main (): Promise<void> {
   const receiver = values.otlp ? await OtlpReceiver.start({ keep: false }) : undefined
   if (receiver !== undefined) Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
   try {
-    await compare(context, store, { scenarios, coldStarts, env }, values.base, base.dir)
+    await compare(context, store, { scenarios, coldStarts, env, peers: values.peers }, values.base, base.dir)
     if (receiver !== undefined) process.stdout.write(`the local OTLP receiver got ${receiver.exports} exports\n`)
   } finally {
     await receiver?.close()
@@ -104,27 +107,38 @@ const UPDATES: readonly LoadScenario[] = [updateOrder, updateOrderUnchanged]
 /** The scenario name that measures start-up instead of a load. */
 const COLD_START = 'coldStart'
 
-/** The two builds started in turn, `plan.rounds` times each, with their paired ratios. */
-async function compareColdStarts (context: BenchContext, stores: { base: BenchStore, work: BenchStore }, baseName: string, baseDir: string): Promise<void> {
-  const runs = { base: [] as Array<{ ms: number, cpuMs: number | undefined, rssMb: number | undefined }>, work: [] as Array<{ ms: number, cpuMs: number | undefined, rssMb: number | undefined }> }
+type Start = { ms: number, cpuMs: number | undefined, rssMb: number | undefined }
+
+/**
+ * The two builds started in turn, `plan.rounds` times each, with their paired ratios; with `peers`, the contract-equal
+ * peer started after each pair (on the working tree's store), and each build's paired ratios to it.
+ */
+async function compareColdStarts (context: BenchContext, stores: { base: BenchStore, work: BenchStore }, baseName: string, baseDir: string, peers: boolean): Promise<void> {
+  const runs: Record<'base' | 'work' | 'contract', Start[]> = { base: [], work: [], contract: [] }
   for (let round = 0; round < context.plan.rounds; round++) {
-    for (const [role, installation] of [['base', baseDir], ['work', undefined]] as const) {
-      const result = await coldStart(context, stores[role], { starts: 1, ...(installation === undefined ? {} : { installation }) })
+    const starts = [['base', stores.base, { installation: baseDir }], ['work', stores.work, {}], ...peers ? [['contract', stores.work, { contractPeer: true }] as const] : []] as const
+    for (const [role, store, options] of starts) {
+      const result = await coldStart(context, store, { starts: 1, ...options })
       runs[role].push({ ms: result.coldStartMs[0] as number, cpuMs: result.coldStartCpuMs[0], rssMb: result.idleRssMb[0] })
     }
   }
-  const paired = (figure: (run: typeof runs.base[number]) => number | undefined): string => {
-    const ratio = median(runs.work.map((run, i) => {
-      const a = figure(run)
-      const b = runs.base[i] === undefined ? undefined : figure(runs.base[i])
-      return a === undefined || b === undefined || b === 0 ? undefined : a / b
+  const paired = (a: Start[], b: Start[], figure: (run: Start) => number | undefined): string => {
+    const ratio = median(a.map((run, i) => {
+      const x = figure(run)
+      const y = b[i] === undefined ? undefined : figure(b[i])
+      return x === undefined || y === undefined || y === 0 ? undefined : x / y
     }))
     return ratio === undefined ? '–' : ratio.toFixed(3)
   }
-  const of = (role: 'base' | 'work'): string => `${Math.round(median(runs[role].map((run) => run.ms)) ?? NaN)} ms to the first 200, ` +
+  const ratios = (a: Start[], b: Start[]): string => `time ${paired(a, b, (run) => run.ms)}, CPU ${paired(a, b, (run) => run.cpuMs)}, RSS ${paired(a, b, (run) => run.rssMb)}`
+  const of = (role: keyof typeof runs): string => `${Math.round(median(runs[role].map((run) => run.ms)) ?? NaN)} ms to the first 200, ` +
     `${Math.round(median(runs[role].map((run) => run.cpuMs)) ?? NaN)} ms of CPU, idle RSS ${(median(runs[role].map((run) => run.rssMb)) ?? NaN).toFixed(1)} MB`
   process.stdout.write(`coldStart (${context.plan.rounds} starts each, medians): ${baseName} ${of('base')}; working tree ${of('work')}; ` +
-    `× base: time ${paired((run) => run.ms)}, CPU ${paired((run) => run.cpuMs)}, RSS ${paired((run) => run.rssMb)}\n`)
+    `× base: ${ratios(runs.work, runs.base)}\n`)
+  if (peers) {
+    process.stdout.write(`coldStart, contract-equal peer: ${of('contract')}; working tree × it: ${ratios(runs.work, runs.contract)}; ` +
+      `${baseName} × it: ${ratios(runs.base, runs.contract)}\n`)
+  }
 }
 
 /**
@@ -132,7 +146,7 @@ async function compareColdStarts (context: BenchContext, stores: { base: BenchSt
  * freshly seeded store, seeded alike: a build refuses a store that a newer schema migrated, so two
  * revisions on either side of a migration cannot share one.
  */
-async function compare (context: BenchContext, store: StoreKind, what: { scenarios: readonly LoadScenario[], coldStarts: boolean, env: Record<string, string> }, baseName: string, baseDir: string): Promise<void> {
+async function compare (context: BenchContext, store: StoreKind, what: { scenarios: readonly LoadScenario[], coldStarts: boolean, env: Record<string, string>, peers: boolean }, baseName: string, baseDir: string): Promise<void> {
   const { apiKey } = context
   const { scenarios, env } = what
   const migrateWith = (installation?: string) => async (url: string): Promise<void> => {
@@ -142,23 +156,35 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
   const orders = scenarios.some((scenario) => scenario.name === placeOrder.name || UPDATES.includes(scenario))
   const orderable = { servers: orders ? ['service'] as const : [], petsEach: orderablePetsPerServer(context.plan) }
   const seededBase = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(baseDir), orderable)
-  const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(), orderable).catch(async (error: unknown) => {
+  // the peers take their own block of the working tree's store, beside the working build's
+  const workOrderable = orders && what.peers ? { ...orderable, servers: ['peer', 'service'] as const } : orderable
+  const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(), workOrderable).catch(async (error: unknown) => {
     await seededBase.drop()
     throw error
   })
   try {
-    if (what.coldStarts) await compareColdStarts(context, { base: seededBase, work: seededWork }, baseName, baseDir)
+    if (what.coldStarts) await compareColdStarts(context, { base: seededBase, work: seededWork }, baseName, baseDir, what.peers)
     if (scenarios.length === 0) return
     const facts = await storeFacts(seededWork)
     const a = await startService(seededBase.url, apiKey, { installation: baseDir, env })
     const b = await startService(seededWork.url, apiKey, { env })
+    const peers = what.peers
+      ? { bare: await startBare(), peer: await startPeer(seededWork.url, apiKey), contract: await startContractPeer(seededWork.url, apiKey) }
+      : undefined
     try {
       // updateOrder's orders, placed on each build before any load (so that placeOrder's block is the same for both)
       const updatable = scenarios.some((scenario) => UPDATES.includes(scenario)) ? await ordersToUpdate([a, b], context.headers, facts) : undefined
       for (const scenario of scenarios) {
         const rounds = await alternate(context, scenario.name, [
           { role: 'base', server: a, requests: scenario.requests('service', { ...facts, ordersToUpdate: updatable?.[0] }) },
-          { role: 'work', server: b, requests: scenario.requests('service', { ...facts, ordersToUpdate: updatable?.[1] }) }
+          { role: 'work', server: b, requests: scenario.requests('service', { ...facts, ordersToUpdate: updatable?.[1] }) },
+          ...peers === undefined || UPDATES.includes(scenario)
+            ? []
+            : [
+                { role: 'bare', server: peers.bare, requests: scenario.requests('bare', facts) },
+                { role: 'peer', server: peers.peer, requests: scenario.requests('peer', facts) },
+                ...scenario.contractPeer === false ? [] : [{ role: 'contract', server: peers.contract, requests: scenario.requests('contract', facts) }]
+              ]
         ])
         const failed = [...rounds.base ?? [], ...rounds.work ?? []].reduce((sum, m) => sum + m.non2xx + m.errors, 0)
         if (scenario.every2xx === true && failed > 0) throw new Error(`${scenario.name}: ${failed} answers were not 2xx, so it measured something else than its name`)
@@ -166,16 +192,27 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
         const rpsRatio = pairedRatio(rounds.work, rounds.base, (m) => m.reqPerSec)
         process.stdout.write(`${scenario.name} (${store}): ${baseName} ${figures(rounds.base)}; working tree ${figures(rounds.work)}; ` +
           `CPU/request × base ${cpuRatio === undefined ? '–' : cpuRatio.toFixed(3)}; req/s × base ${rpsRatio === undefined ? '–' : rpsRatio.toFixed(3)}\n`)
+        if (rounds.contract !== undefined || rounds.peer !== undefined) process.stdout.write(beside(scenario.name, store, baseName, rounds))
       }
     } finally {
       await stopServer(a)
       await stopServer(b)
+      for (const server of Object.values(peers ?? {})) await stopServer(server)
     }
   } finally {
     await killAll()
     await seededBase.drop()
     await seededWork.drop()
   }
+}
+
+/** The peers' figures of a scenario's rounds, and each build's CPU per request × theirs (paired within rounds). */
+function beside (name: string, store: StoreKind, baseName: string, rounds: Record<string, Measurement[]>): string {
+  const cpu = (m: Measurement): number | undefined => m.cpuUsPerRequest
+  const ratio = (a: string, b: string): string => pairedRatio(rounds[a], rounds[b], cpu)?.toFixed(3) ?? '–'
+  const others = (['contract', 'peer', 'bare'] as const).filter((role) => rounds[role] !== undefined)
+  return `${name} (${store}), beside: ${others.map((role) => `${role} ${figures(rounds[role])}`).join('; ')}; CPU/request ` +
+    `${others.map((role) => `× ${role}: working tree ${ratio('work', role)}, ${baseName} ${ratio('base', role)}`).join('; ')}\n`
 }
 
 /** Places updateOrder's orders on each of `servers`, in turn; their id ranges, in the same order. */

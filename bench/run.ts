@@ -1,6 +1,7 @@
 /**
  * Benchmark: `npm run bench` (full) or `npm run bench -- --quick` (the short version CI runs); `-- --only webhooks|streams|buses|orders|overload`
- * runs those scenarios alone (a partial report, written beside the full one as latest-<name>.md).
+ * runs those scenarios alone (a partial report, written beside the full one as latest-<name>.md); with `--scenario <words>`, only the
+ * webhook, stream or bus scenarios whose name holds those words (written as latest-<name>-<words>.md).
  * What it measures and how: docs/performance.md. It never fails on a number; it exits non-zero
  * only when the harness itself could not run (or could not measure a scenario).
  */
@@ -17,12 +18,12 @@ import { buildService } from './_util/build.js'
 import { compareServers } from './_util/compare-servers.js'
 import { LOAD_SCENARIOS } from './_util/load-scenarios.js'
 import { CONNECTIONS, log, orderablePetsPerServer, planFor, SEED_PETS, type Plan } from './_util/plan.js'
-import { killAll, migrateStore, startBare, startPeer, startService, stopServer } from './_util/servers.js'
+import { killAll, migrateStore, startBare, startContractPeer, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresProblem, postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
 import { freePort } from '../tools/harness/free-port.js'
 import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsaturatedBareNotes, type Check, type Report } from './report.js'
 import { writeReport } from './report-markdown.js'
-import { coldStart } from './scenarios/cold-start.js'
+import { coldStart, coldStartsBeside } from './scenarios/cold-start.js'
 import { crossInstanceList } from './scenarios/cross-instance-list.js'
 import { EVENT_STREAM_SCENARIOS } from './scenarios/event-streams.js'
 import { inProcessTimings } from './scenarios/in-process-timings.js'
@@ -64,6 +65,9 @@ function emptyReport (plan: Plan, context: BenchContext): Report {
     coldStartMs: [],
     coldStartCpuMs: [],
     idleRssMb: [],
+    contractColdStartMs: [],
+    contractColdStartCpuMs: [],
+    contractIdleRssMb: [],
     idleRssAfterReadyMb: {},
     targets: [],
     checks: [],
@@ -98,15 +102,17 @@ type Only = typeof ONLY[number]
 const WEBHOOK_CHECKS = WEBHOOK_SCENARIOS.map(({ name, measure }) => ({ name, measure: async (context: BenchContext, kind: StoreKind) => [await measure(context, kind)] }))
 
 /** Scenarios that give checks (the webhooks', the event stream's, bench/scenarios/event-streams.ts; the buses', bench/scenarios/buses.ts), on each store: their checks join the targets. */
-async function checkScenarios (label: string, scenarios: ReadonlyArray<{ name: string, measure: (context: BenchContext, kind: StoreKind) => Promise<Check[]> }>, context: BenchContext, report: Report, kinds: readonly StoreKind[]): Promise<Check[]> {
+async function checkScenarios (label: string, scenarios: ReadonlyArray<{ name: string, measure: (context: BenchContext, kind: StoreKind) => Promise<Check[]> }>, context: BenchContext, report: Report, kinds: readonly StoreKind[], only?: string): Promise<Check[]> {
   const checks: Check[] = []
+  const chosen = scenarios.filter(({ name }) => only === undefined || name.includes(only))
+  if (chosen.length === 0) throw new Error(`--scenario ${String(only)}: known: ${scenarios.map(({ name }) => name).join(', ')}`)
   for (const kind of kinds) {
-    for (const { name, measure } of scenarios) await attempt(report, `${kind}: ${label}, ${name}`, async () => { checks.push(...await measure(context, kind)) })
+    for (const { name, measure } of chosen) await attempt(report, `${kind}: ${label}, ${name}`, async () => { checks.push(...await measure(context, kind)) })
   }
   return checks
 }
 
-async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
+async function bench (plan: Plan, only: Only | undefined, scenario: string | undefined): Promise<Report> {
   const generator = chooseLoadGenerator(log)
   const apiKey = `bench_${randomBytes(32).toString('base64url')}`
   const context: BenchContext = { plan, generator, apiKey, headers: { authorization: `Bearer ${apiKey}` }, pgServerUrl: postgresServerUrl() }
@@ -127,15 +133,15 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   const kinds: StoreKind[] = pgProblem === undefined ? ['sqlite', 'postgres'] : ['sqlite']
   const migrate = (url: string): Promise<void> => migrateStore(url, apiKey)
   if (only === 'webhooks') {
-    report.targets = await checkScenarios('webhooks', WEBHOOK_CHECKS, context, report, kinds)
+    report.targets = await checkScenarios('webhooks', WEBHOOK_CHECKS, context, report, kinds, scenario)
     return report
   }
   if (only === 'streams') {
-    report.targets = await checkScenarios('streams', EVENT_STREAM_SCENARIOS, context, report, kinds)
+    report.targets = await checkScenarios('streams', EVENT_STREAM_SCENARIOS, context, report, kinds, scenario)
     return report
   }
   if (only === 'buses') {
-    report.targets = await checkScenarios('buses', BUS_SCENARIOS, context, report, kinds)
+    report.targets = await checkScenarios('buses', BUS_SCENARIOS, context, report, kinds, scenario)
     return report
   }
 
@@ -150,6 +156,7 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
         if (kind === 'sqlite') sqliteStore = store
         const facts = await storeFacts(store)
         const peer = await startPeer(store.url, apiKey)
+        const contract = await startContractPeer(store.url, apiKey).catch(async (error: unknown) => { await stopServer(peer); throw error })
         try {
           const service = await startService(store.url, apiKey)
           try {
@@ -157,7 +164,7 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
             const idle = rssBytes(service.processTree())
             if (idle !== undefined) report.idleRssAfterReadyMb[kind] = idle / 1024 / 1024
             const loads = only === 'orders' ? LOAD_SCENARIOS.filter((scenario) => ORDER_SCENARIOS.includes(scenario.name)) : LOAD_SCENARIOS
-            if (only !== 'overload') report.rows.push(...await compareServers(context, kind, facts, { bare, peer, service }, loads, report.harnessErrors))
+            if (only !== 'overload') report.rows.push(...await compareServers(context, kind, facts, { bare, peer, contract, service }, loads, report.harnessErrors))
             if (only !== undefined) return
             await attempt(report, `${kind}: a change through another instance`, async () => {
               report.timingSamples.push({ target: 'crossInstanceList', store: kind, samplesMs: await crossInstanceList(context, store, service) })
@@ -166,6 +173,7 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
             await stopServer(service)
           }
         } finally {
+          await stopServer(contract)
           await stopServer(peer)
         }
       })
@@ -185,10 +193,13 @@ async function bench (plan: Plan, only: Only | undefined): Promise<Report> {
   }
   if (store !== undefined) {
     await attempt(report, 'cold start', async () => {
-      const result = await coldStart(context, store)
-      report.coldStartMs = result.coldStartMs
-      report.coldStartCpuMs = result.coldStartCpuMs
-      report.idleRssMb = result.idleRssMb
+      const { service, contract } = await coldStartsBeside(context, store)
+      report.coldStartMs = service.coldStartMs
+      report.coldStartCpuMs = service.coldStartCpuMs
+      report.idleRssMb = service.idleRssMb
+      report.contractColdStartMs = contract.coldStartMs
+      report.contractColdStartCpuMs = contract.coldStartCpuMs
+      report.contractIdleRssMb = contract.idleRssMb
     })
     await attempt(report, 'cold start, Redis refused', async () => {
       // nothing listens on a port just found free: every connection to it is refused at once
@@ -233,10 +244,12 @@ async function cleanUp (): Promise<void> {
 }
 
 async function main (): Promise<number> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } })
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, scenario: { type: 'string' } } })
   const plan = planFor(values.quick === true)
   const only = values.only as Only | undefined
   if (only !== undefined && !ONLY.includes(only)) throw new Error(`--only ${String(only)}: known: ${ONLY.join(', ')}`)
+  const scenario = values.scenario
+  if (scenario !== undefined && only !== 'webhooks' && only !== 'streams' && only !== 'buses') throw new Error('--scenario narrows --only webhooks, streams or buses')
   const started = performance.now()
   let interrupted = false
   const onSignal = (): void => {
@@ -252,11 +265,12 @@ async function main (): Promise<number> {
   log(`${plan.quick ? 'quick' : 'full'} run; ${pinned ? PINNING.reason : `NOT pinned: ${PINNING.reason}`}`)
   try {
     await buildService()
-    const report = await bench(plan, only)
+    const report = await bench(plan, only, scenario)
     report.elapsedSeconds = Math.round((performance.now() - started) / 1000)
-    const md = await writeReport(report, only)
+    const part = only === undefined || scenario === undefined ? only : `${only}-${scenario.replace(/[^a-z0-9]+/gi, '-')}`
+    const md = await writeReport(report, part)
     process.stdout.write(`\n${md}\n`)
-    const name = only === undefined ? 'latest' : `latest-${only}`
+    const name = part === undefined ? 'latest' : `latest-${part}`
     log(`done in ${report.elapsedSeconds} s; wrote bench/results/${name}.json and ${name}.md`)
     if (report.harnessErrors.length === 0) return 0
     log(`the harness could not measure everything:\n  ${report.harnessErrors.join('\n  ')}`)

@@ -28,7 +28,8 @@ async function runOne (name: PropertyName, store: 'sqlite' | 'postgres', runs: n
     const app = await buildApp({ config })
     try {
       const key = generateApiKey()
-      await app.keyStore.createApiKey('fuzz', hashApiKey(key))
+      // admin: the key may call every operation, so a 403 of its role never stands before what the fuzzer predicts
+      await app.keyStore.createApiKey('fuzz', hashApiKey(key), 'admin')
       const fuzzer = await ApiFuzzer.create(app, key)
       const started = performance.now()
       const run = { seed, numRuns: runs, ...(path === undefined ? {} : { path }) }

@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback } from 'fastify'
 import { buses } from './capabilities/buses/index.js'
+import { categories, categoriesRoutes } from './capabilities/categories/index.js'
 import { docsRoutes, openApi } from './capabilities/docs/index.js'
 import { events, eventsRoutes } from './capabilities/events/index.js'
 import { healthRoutes } from './capabilities/health/index.js'
@@ -8,7 +9,7 @@ import { authenticate, authorize, keys } from './capabilities/keys/index.js'
 import { orders, ordersRoutes } from './capabilities/orders/index.js'
 import { pets, petsRoutes } from './capabilities/pets/index.js'
 import { limitPerKey, rateLimits } from './capabilities/rate-limits/index.js'
-import { webhooks } from './capabilities/webhooks/index.js'
+import { webhookEndpointsRoutes, webhooks } from './capabilities/webhooks/index.js'
 import type { Config } from './infra/config/config.js'
 import { backgroundWork } from './infra/background/background-plugin.js'
 import { databasePlugin } from './infra/database/database-plugin.js'
@@ -29,14 +30,28 @@ export interface AppOptions {
   logStream?: LogStream
 }
 
-/**
- * The capabilities, in the order they are registered: each decorates the app with its store and
- * services, which the ones after it may use, and starts its background work on `app.background`.
- */
-const CAPABILITIES = [keys, rateLimits, idempotency, pets, orders, events, webhooks, buses] as const
+/** A capability as the app registers it: its plugin (store, services, background work) and its operations under `/v1`, if any. */
+interface Capability {
+  plugin: FastifyPluginAsync | FastifyPluginCallback
+  routes?: FastifyPluginAsync
+}
 
-/** The operations under `/v1`, each capability's routes, behind authentication, the per-key limit and the role check. */
-const V1_ROUTES = [petsRoutes, ordersRoutes, eventsRoutes] as const
+/**
+ * The capabilities, one line each, in the order they are registered: each decorates the app with its store and
+ * services, which the ones after it may use, and starts its background work on `app.background`; their routes are
+ * registered in the same order under `/v1`, behind authentication, the per-key limit and the role check.
+ */
+const CAPABILITIES: readonly Capability[] = [
+  { plugin: keys },
+  { plugin: rateLimits },
+  { plugin: idempotency },
+  { plugin: pets, routes: petsRoutes },
+  { plugin: orders, routes: ordersRoutes },
+  { plugin: categories, routes: categoriesRoutes },
+  { plugin: events, routes: eventsRoutes },
+  { plugin: webhooks, routes: webhookEndpointsRoutes },
+  { plugin: buses }
+]
 
 /**
  * Builds the whole service from its configuration: opens (and migrates) the database, registers every
@@ -51,7 +66,7 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
     await app.register(httpFoundation, { config, clock, tracing })
     await app.register(databasePlugin, { tracing })
     await app.register(backgroundWork)
-    for (const capability of CAPABILITIES) await app.register(capability)
+    for (const { plugin } of CAPABILITIES) await app.register(plugin)
     // the document collects the routes registered after it
     await app.register(openApi)
     await app.register(healthRoutes)
@@ -65,7 +80,7 @@ export async function buildApp ({ config, clock = systemClock, logStream }: AppO
       v1.setNotFoundHandler(notFound)
       refuseTrailingSlashes(v1)
       refuseUnknownQueryParameters(v1)
-      for (const routes of V1_ROUTES) await v1.register(routes)
+      for (const { routes } of CAPABILITIES) if (routes !== undefined) await v1.register(routes)
     }, { prefix: '/v1' })
   } catch (error) {
     // whatever was opened so far (database, Redis) is closed by its onClose hook

@@ -41,21 +41,30 @@ function non2xxProblem (rounds: Rounds): string | undefined {
     : `non-2xx answers, which its req/s would count: ${failing.map(({ role, non2xx }) => `${role} ${non2xx}`).join(', ')}`
 }
 
+/** The servers of a store's rounds; the contract-equal peer only where it runs. */
+export type Servers = Record<Exclude<Role, 'contract'>, ServerProcess> & { contract?: ServerProcess }
+
 /**
- * Each scenario on one store, the bare baseline, the peer and the service measured in turn for
- * every round; a scenario that fails is recorded in its row and the next one runs.
+ * Each scenario on one store, the bare baseline, the peer, the contract-equal peer (for the scenarios it serves) and
+ * the service measured in turn for every round; a scenario that fails is recorded in its row and the next one runs.
  */
-export async function compareServers (context: BenchContext, store: StoreKind, facts: StoreFacts, servers: Record<Role, ServerProcess>,
+export async function compareServers (context: BenchContext, store: StoreKind, facts: StoreFacts, servers: Servers,
   scenarios: readonly LoadScenario[], failures: string[]): Promise<ScenarioRow[]> {
   const rows: ScenarioRow[] = []
   for (const scenario of scenarios) {
     const label = `${scenario.name} (${store})`
     let rounds: Rounds = {}
     try {
-      const roles = ['bare', 'peer', 'service'] as const
-      const requests = Object.fromEntries(roles.map((role) => [role, scenario.requests(role, facts)])) as Record<Role, LoadRequest[]>
-      for (const role of roles) await verify(context, scenario, role, servers[role], requests[role])
-      rounds = await alternate(context, label, roles.map((role) => ({ role, server: servers[role], requests: requests[role], metricsUrl: metricsUrlOf(servers[role]) })))
+      const contract = scenario.contractPeer === false ? undefined : servers.contract
+      const measured: Array<{ role: Role, server: ServerProcess }> = [
+        { role: 'bare', server: servers.bare },
+        { role: 'peer', server: servers.peer },
+        ...(contract === undefined ? [] : [{ role: 'contract' as const, server: contract }]),
+        { role: 'service', server: servers.service }
+      ]
+      const contenders = measured.map(({ role, server }) => ({ role, server, requests: scenario.requests(role, facts), metricsUrl: metricsUrlOf(server) }))
+      for (const { role, server, requests } of contenders) await verify(context, scenario, role, server, requests)
+      rounds = await alternate(context, label, contenders)
       const problem = scenario.every2xx === true ? non2xxProblem(rounds) : undefined
       if (problem !== undefined) throw new Error(problem)
       rows.push(scenarioRow(scenario.name, store, scenario.description, rounds))

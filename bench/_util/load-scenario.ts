@@ -2,7 +2,7 @@ import type { LoadRequest } from '../../tools/harness/load-spec.js'
 import type { Role } from './servers.js'
 import type { StoreFacts } from './stores.js'
 
-/** A load the three servers (bare, peer, service) take in turn on one store. */
+/** A load the servers (bare, peer, the contract-equal peer, service) take in turn on one store. */
 export interface LoadScenario {
   /** Its name in the report: the operation it loads, e.g. `listPets`. */
   name: string
@@ -20,4 +20,6 @@ export interface LoadScenario {
    * ordered already answers 409): then the scenario fails instead of counting it as an answer.
    */
   every2xx?: boolean
+  /** False for a scenario the contract-equal peer does not serve (placeOrder): it is then left out of its rounds. */
+  contractPeer?: false
 }

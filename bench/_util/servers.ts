@@ -2,12 +2,15 @@ import { childEnv } from '../../tools/harness/child-env.js'
 import { SERVER_CPU } from '../../tools/harness/cpu-pinning.js'
 import { freePort } from '../../tools/harness/free-port.js'
 import { ServerProcess } from '../../tools/harness/server-process.js'
+import { contractPeerScript } from './contract-peer-build.js'
 import { log } from './plan.js'
 
-/** The three servers every load scenario compares. */
-export type Role = 'bare' | 'peer' | 'service'
+/** The servers the load scenarios compare: the bare baseline, the plain peer, the contract-equal peer and the service. */
+export type Role = 'bare' | 'peer' | 'contract' | 'service'
 
 const STARTUP_TIMEOUT_MS = 60_000
+// the per-key quota of the service and the contract-equal peer: on, and never reached
+const UNREACHED_RATE_LIMIT = '1000000000'
 const SHUTDOWN_TIMEOUT_MS = 20_000
 
 /** Every server the run has started and not yet stopped: killed if the run is cut short. */
@@ -31,7 +34,7 @@ function serviceEnv (port: number, databaseUrl: string, apiKey: string, extra: R
     PETSTORE_API_KEYS: apiKey,
     LOG_LEVEL: 'info',
     // the per-key limit stays on (its work is measured) with a quota the load never reaches
-    RATE_LIMIT_MAX: '1000000000',
+    RATE_LIMIT_MAX: UNREACHED_RATE_LIMIT,
     ...extra
   })
 }
@@ -97,6 +100,39 @@ export async function startBare (): Promise<ServerProcess> {
 export async function startPeer (databaseUrl: string, apiKey: string): Promise<ServerProcess> {
   return startScript('the plain peer', 'bench/peers/plain-fastify.ts', { DATABASE_URL: databaseUrl, PEER_API_KEY: apiKey },
     { path: '/v1/pets?limit=1', headers: { authorization: `Bearer ${apiKey}` } })
+}
+
+/**
+ * Spawns the contract-equal peer (bench/peers/contract-equal/server.ts, compiled: contract-peer-build.ts) on `databaseUrl`, a
+ * store the service has migrated, without waiting for it: the service's settings for what both do (the key, the access log at
+ * info, the per-key limit on and never reached, metrics on), as the service's are set in {@link spawnService}.
+ */
+export async function spawnContractPeer (databaseUrl: string, apiKey: string): Promise<ServerProcess> {
+  const [port, metricsPort, script] = await Promise.all([freePort(), freePort(), contractPeerScript()])
+  return track(new ServerProcess({
+    env: childEnv({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      PETSTORE_API_KEYS: apiKey,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_MAX: UNREACHED_RATE_LIMIT,
+      METRICS_PORT: String(metricsPort)
+    }),
+    port,
+    script,
+    cpuList: SERVER_CPU,
+    stdout: 'discard',
+    label: 'the contract-equal peer'
+  }))
+}
+
+/** The contract-equal peer, ready: `/healthz` answers 200. */
+export async function startContractPeer (databaseUrl: string, apiKey: string): Promise<ServerProcess> {
+  const server = await spawnContractPeer(databaseUrl, apiKey)
+  await server.waitForStatus('/healthz', { intervalMs: 50, timeoutMs: STARTUP_TIMEOUT_MS })
+  return server
 }
 
 /** SIGTERM, and SIGKILL (with its children) when it has not exited within 20 s. */

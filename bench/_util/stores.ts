@@ -1,5 +1,6 @@
 import { Database } from '../../src/infra/database/sqlite/driver.js'
-import { CursorCodec } from '../../src/capabilities/pets/cursor.js'
+import { PETS_LIST } from '../../src/capabilities/pets/list-query.js'
+import { PagedList } from '../../src/infra/http/paged-list.js'
 import { withPostgres } from '../../tools/harness/postgres.js'
 import { scratchStore, type StoreKind } from '../../tools/harness/scratch-store.js'
 import { execSql } from '../../tools/harness/store-sql.js'
@@ -142,7 +143,7 @@ export async function seededStore (kind: StoreKind, pets: number, pgServerUrl: s
 export async function storeFacts (store: BenchStore): Promise<StoreFacts> {
   const [firstId, lastId] = store.seededIds
   const [deep] = await execSql(store.url, "SELECT id FROM pets WHERE status = 'available' AND id <= $1 ORDER BY id DESC LIMIT 1 OFFSET 40", [lastId])
-  const [secret] = await execSql(store.url, "SELECT value FROM settings WHERE name = 'cursor_secret'")
+  const [secret] = await execSql(store.url, 'SELECT value FROM settings WHERE name = $1', [PETS_LIST.secretSetting])
   if (deep === undefined || secret === undefined) throw new Error(`${store.kind}: the seeded store has too few pets or no cursor secret`)
   const deepAfterId = Number(deep.id)
   return {
@@ -150,6 +151,6 @@ export async function storeFacts (store: BenchStore): Promise<StoreFacts> {
     maxId: lastId,
     orderable: store.orderable,
     deepAfterId,
-    deepServiceCursor: new CursorCodec(String(secret.value)).encode({ afterId: deepAfterId, status: 'available' })
+    deepServiceCursor: new PagedList(PETS_LIST, String(secret.value)).cursor(deepAfterId, { status: 'available' })
   }
 }

@@ -3,7 +3,8 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** How a receiver answers: a 204 after `answerAfterMs` (0: at once), or never (`blackhole`: the connection is accepted and read, never answered). */
-export type ReceiverBehaviour = { answerAfterMs: number } | 'blackhole'
+/** How a receiver answers (after `answerAfterMs`, or never: a blackhole), and the `rateLimit` its endpoint is registered with, if any. */
+export type ReceiverBehaviour = { answerAfterMs: number, rateLimit?: number } | 'blackhole'
 
 /** One request a receiver got: when (the runner's `performance.now()`) and the id of the pet its event carries. */
 export interface Receipt {

@@ -26,16 +26,20 @@ export interface WebhookService {
   receivers: WebhookReceiver[]
 }
 
-/** Registers `url` for `pet.created` on `storeUrl` as an operator does: `petstore webhooks add` of the build. */
-export async function registerEndpoint (storeUrl: string, url: string): Promise<void> {
-  await run(process.execPath, [join(PROJECT_ROOT, 'dist/bin/cli.js'), 'webhooks', 'add', url, '--events', 'pet.created', '--json'],
+/** Registers `url` for `pet.created` on `storeUrl` as an operator does: `petstore webhooks add` of the build (with `--rate-limit` when given one). */
+export async function registerEndpoint (storeUrl: string, url: string, rateLimit?: number): Promise<void> {
+  const limit = rateLimit === undefined ? [] : ['--rate-limit', String(rateLimit)]
+  await run(process.execPath, [join(PROJECT_ROOT, 'dist/bin/cli.js'), 'webhooks', 'add', url, '--events', 'pet.created', ...limit, '--json'],
     { cwd: PROJECT_ROOT, env: childEnv({ DATABASE_URL: storeUrl, ...WEBHOOK_ENV }), timeout: 30_000 })
 }
 
 /** Starts receivers with `behaviours` and registers an endpoint for each on `storeUrl`. */
 export async function addReceivers (storeUrl: string, behaviours: readonly ReceiverBehaviour[]): Promise<WebhookReceiver[]> {
   const receivers = await startReceivers(behaviours)
-  for (const receiver of receivers) await registerEndpoint(storeUrl, receiver.url)
+  for (const [i, receiver] of receivers.entries()) {
+    const behaviour = behaviours[i]
+    await registerEndpoint(storeUrl, receiver.url, behaviour === undefined || behaviour === 'blackhole' ? undefined : behaviour.rateLimit)
+  }
   return receivers
 }
 

@@ -23,7 +23,9 @@ export const WEBHOOK_TARGETS = {
   /** With {@link fairConcurrency} slots for {@link fairEndpoints} endpoints with a backlog, the least-served endpoint's deliveries ÷ the most-served's. */
   fairShare: 0.25,
   fairEndpoints: 12,
-  fairConcurrency: 2
+  fairConcurrency: 2,
+  /** An endpoint registered with this `rateLimit`, answering in {@link slowAnswerMs}, gets a burst: never more than this many deliveries in any second. */
+  rateLimit: 20
 } as const
 
 /** How long each part runs: the quick run's figures are few samples (a p99 of 150 is nearly the slowest). */
@@ -92,6 +94,35 @@ async function slowEndpointThroughput (context: BenchContext, kind: StoreKind): 
       measured: `${Number.isFinite(perSecond) ? perSecond.toFixed(0) : '–'}/s (${text})${failed(created)}`,
       target: `≥ ${WEBHOOK_TARGETS.slowEndpointPerSecond}/s`,
       met: Number.isFinite(perSecond) ? perSecond >= WEBHOOK_TARGETS.slowEndpointPerSecond : undefined
+    }
+  })
+}
+
+/** Target 6: the endpoint of target 2 registered with a rate limit gets the same kind of burst: no second sees more than the limit. */
+async function rateLimitHeld (context: BenchContext, kind: StoreKind): Promise<Check> {
+  const limit = WEBHOOK_TARGETS.rateLimit
+  const burst = context.plan.quick ? 4 * limit : 10 * limit
+  return await withWebhookService(context, kind, [{ answerAfterMs: WEBHOOK_TARGETS.slowAnswerMs, rateLimit: limit }], {}, async ({ service, receivers: [receiver] }) => {
+    const created = await burstCreates(service.baseUrl, context.headers, burst)
+    const burstEnded = performance.now()
+    const wanted = petIds(created)
+    await receiver?.waitForPets(wanted, DRAIN_MS + burst * 1000 / limit)
+    const times = (receiver?.receipts ?? []).filter((receipt) => wanted.has(receipt.petId)).map((receipt) => receipt.at).sort((a, b) => a - b)
+    // the most receipts within one second, a window starting at each receipt; counted once the burst has ended: while this
+    // process sends it, the receiver (in this process too) sees requests late, and the next ones early
+    const after = times.filter((at) => at >= burstEnded)
+    const most = Math.max(0, ...after.map((start) => after.filter((at) => at >= start && at < start + 1000).length))
+    // how close the limit allows: the shortest time in which limit + 1 of them arrived (a second or more when the limit held)
+    const shortest = Math.min(...after.slice(limit).map((at, i) => at - (after[i] ?? 0)))
+    const spanSeconds = times.length < 2 ? NaN : ((times.at(-1) ?? 0) - (times[0] ?? 0)) / 1000
+    const text = `${times.length} of ${wanted.size} delivered over ${spanSeconds.toFixed(1)} s, ${((times.length - 1) / spanSeconds).toFixed(1)}/s on average; ` +
+      `the most in one second ${most} (of the ${after.length} received after the burst's ${burst} creates were answered; the shortest time ${limit + 1} arrived in ${ms(shortest)})`
+    log(`webhooks (${kind}): endpoint with rateLimit ${limit}, answering in ${WEBHOOK_TARGETS.slowAnswerMs} ms: ${text}`)
+    return {
+      check: `webhooks (${kind}): an endpoint with rateLimit ${limit}, answering in ${WEBHOOK_TARGETS.slowAnswerMs} ms, a burst of ${burst} creates: the most deliveries in any second`,
+      measured: `${most} (${text})${failed(created)}`,
+      target: `≤ ${limit}, every one delivered`,
+      met: times.length === wanted.size && most <= limit
     }
   })
 }
@@ -187,6 +218,7 @@ async function fairEndpoints (context: BenchContext, kind: StoreKind): Promise<C
 export const WEBHOOK_SCENARIOS = [
   { name: 'commit → receipt', measure: commitToReceipt },
   { name: 'endpoint answering in 50 ms', measure: slowEndpointThroughput },
+  { name: 'rate limit', measure: rateLimitHeld },
   { name: 'createPet with an endpoint', measure: createCostOfDelivery },
   { name: 'beside blackholes', measure: healthyBesideBlackholes },
   { name: 'fair endpoints', measure: fairEndpoints }

@@ -2,8 +2,11 @@
 import { parseArgs } from 'node:util'
 import { BACKUPS_COMMAND_GROUP } from '../capabilities/backups/cli.js'
 import { BUSES_COMMAND_GROUP } from '../capabilities/buses/cli.js'
+import { CATEGORIES_COMMAND_GROUP } from '../capabilities/categories/cli.js'
 import { IDEMPOTENCY_COMMAND_GROUP } from '../capabilities/idempotency/cli.js'
 import { KEYS_COMMAND_GROUP } from '../capabilities/keys/cli.js'
+import { ORDERS_COMMAND_GROUP } from '../capabilities/orders/cli.js'
+import { PETS_COMMAND_GROUP } from '../capabilities/pets/cli.js'
 import { WEBHOOKS_COMMAND_GROUP } from '../capabilities/webhooks/cli.js'
 import { CommandUsageError, onConfiguredDatabase, type CommandGroup, type CommandSpec } from '../infra/cli/command-group.js'
 import { ConfigError, DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, INSTALL_ROOT } from '../infra/config/config.js'
@@ -28,8 +31,11 @@ const MIGRATE_COMMAND_GROUP: CommandGroup = {
   }
 }
 
-/** Every command group, in the order the usage lists their commands. */
-const GROUPS: readonly CommandGroup[] = [KEYS_COMMAND_GROUP, MIGRATE_COMMAND_GROUP, BACKUPS_COMMAND_GROUP, IDEMPOTENCY_COMMAND_GROUP, WEBHOOKS_COMMAND_GROUP, BUSES_COMMAND_GROUP]
+/** Every command group, in the order the usage lists their commands (and, for those that record events, the order the app registers them). */
+const GROUPS: readonly CommandGroup[] = [
+  KEYS_COMMAND_GROUP, MIGRATE_COMMAND_GROUP, BACKUPS_COMMAND_GROUP, IDEMPOTENCY_COMMAND_GROUP, PETS_COMMAND_GROUP, ORDERS_COMMAND_GROUP,
+  CATEGORIES_COMMAND_GROUP, WEBHOOKS_COMMAND_GROUP, BUSES_COMMAND_GROUP
+]
 
 /** Each command by name: how it is called and what it does, and the group that runs it. */
 const COMMANDS = new Map<string, { spec: CommandSpec, group: CommandGroup }>(
@@ -41,6 +47,11 @@ const COMMANDS = new Map<string, { spec: CommandSpec, group: CommandGroup }>(
  */
 const RESTORE_RELEASES = GROUPS.flatMap((group) => group.restoreReleases)
 
+/** The event types the feed carries, from the capabilities that record them (their groups say so): what `--events` takes. */
+const EVENT_TYPES = GROUPS.flatMap((group) => group.eventTypes ?? [])
+
+const EVENT_TYPES_NOTE = `The event types (--events, comma-separated): ${EVENT_TYPES.join(', ')}.`
+
 const DATABASE_NOTE = `The database is the one DATABASE_URL names (default ${DEFAULT_DATABASE_FILE} in DATA_DIR, itself by default
 ${DEFAULT_DATA_DIR}); a relative sqlite: path or DATA_DIR is relative to the petstore installation
 (${INSTALL_ROOT}), wherever the command runs.
@@ -51,11 +62,13 @@ const USAGE = `Usage: petstore <command> [--help]
 Commands:
 ${[...COMMANDS.values()].map(({ spec: { usage, help } }) => `  ${usage}\n      ${help.replaceAll('\n', '\n      ')}`).join('\n')}
 
+${EVENT_TYPES_NOTE}
+
 ${DATABASE_NOTE}`
 
 function usageOf (command: string): string {
-  const { usage, help } = (COMMANDS.get(command) as { spec: CommandSpec }).spec
-  return `Usage: petstore ${usage}\n\n${help.replaceAll('\n', ' ')}.\n\n${DATABASE_NOTE}`
+  const { usage, help, options } = (COMMANDS.get(command) as { spec: CommandSpec }).spec
+  return `Usage: petstore ${usage}\n\n${help.replaceAll('\n', ' ')}.\n\n${'events' in options ? `${EVENT_TYPES_NOTE}\n\n` : ''}${DATABASE_NOTE}`
 }
 
 /** A mistake in how the command was called: printed with the usage, exit code 2. */
@@ -116,7 +129,7 @@ async function runCli (argv: readonly string[], env: NodeJS.ProcessEnv, out: Out
       return 0
     }
     try {
-      return await group.run({ command, values: parsed.values, positionals: parsed.positionals, env, out, err, restoreReleases: RESTORE_RELEASES })
+      return await group.run({ command, values: parsed.values, positionals: parsed.positionals, env, out, err, restoreReleases: RESTORE_RELEASES, eventTypes: EVENT_TYPES })
     } catch (error) {
       throw error instanceof CommandUsageError ? new UsageError(error.message, usageOf(command)) : error
     }

@@ -6,6 +6,7 @@ import { createBootstrapKeyIfNone, createKeyStore } from '../capabilities/keys/i
 import type { Config } from '../infra/config/config.js'
 import { startMetricsServer } from '../infra/metrics/metrics-server.js'
 import { openDatabase } from '../infra/database/open-database.js'
+import { systemClock } from '../infra/runtime/clock.js'
 
 export interface PrimaryOptions {
   /** How long a worker may take to shut down after SIGTERM before it forces its own exit. */
@@ -30,7 +31,7 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
   const { database } = await openDatabase(config.database)
   let key: string | undefined
   try {
-    key = await createBootstrapKeyIfNone(createKeyStore(database), config.apiKeys)
+    key = await createBootstrapKeyIfNone(createKeyStore(database, systemClock), [...config.apiKeys, ...config.adminApiKeys])
   } finally {
     await database.close()
   }

@@ -27,13 +27,13 @@ async function start (config: Config): Promise<void> {
     await app.close()
   })
 
-  for (const [variable, keys] of [['PETSTORE_API_KEYS', config.apiKeys], ['PETSTORE_READ_API_KEYS', config.readApiKeys]] as const) {
+  for (const [variable, keys] of [['PETSTORE_API_KEYS', config.apiKeys], ['PETSTORE_READ_API_KEYS', config.readApiKeys], ['PETSTORE_ADMIN_API_KEYS', config.adminApiKeys]] as const) {
     const weakKeys = keys.filter((key) => key.length < MIN_RECOMMENDED_KEY_LENGTH).length
     if (weakKeys > 0) app.log.warn(`${variable} has ${weakKeys} key(s) shorter than ${MIN_RECOMMENDED_KEY_LENGTH} characters; use npx petstore keys create for strong keys`)
   }
 
   // before listening, so the key works on the first request the server answers
-  const key = await createBootstrapKeyIfNone(app.keyStore, config.apiKeys)
+  const key = await createBootstrapKeyIfNone(app.keyStore, [...config.apiKeys, ...config.adminApiKeys])
   try {
     await app.listen({ port: config.port, host: config.host, backlog: 4096 })
     if (cluster.isWorker) {
@@ -63,7 +63,7 @@ function logDestination (log: FastifyBaseLogger): (text: string) => void {
 function printBootstrapKey (key: string, config: Config, write: (text: string) => void = (text) => { process.stdout.write(text) }): void {
   write([
     '',
-    'No API key existed, so petstore created one. It is shown only this once; keep it:',
+    'No API key existed, so petstore created one (role admin: every operation). It is shown only this once; keep it:',
     '',
     `  ${key}`,
     '',

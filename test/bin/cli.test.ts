@@ -6,6 +6,7 @@ import { mkdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, test, type TestContext } from 'node:test'
+import { addAdminOnlyRoutes, ADMIN_ONLY_PATH } from '../helpers/admin-only-route.js'
 import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, tempDir, testStores, type StoreKind } from '../helpers/build-app.js'
 import { freshDatabaseUrl, readAllCells } from '../helpers/databases.js'
@@ -103,14 +104,32 @@ for (const store of testStores()) {
         assert.equal(create.headers['www-authenticate'], 'Bearer realm="petstore", error="insufficient_scope"')
       })
 
+      test('When a key is created with --role admin, then over HTTP it may create a pet and call an admin-only operation, which a write key is refused', async (t) => {
+        const cli = await cliOnFreshDatabase(t, store)
+        const admin = await createKey(cli, 'operator', 'admin')
+        const write = await createKey(cli, 'back-office')
+        const { app } = await buildTestApp(t, { databaseUrl: cli.databaseUrl, withKey: false })
+        await addAdminOnlyRoutes(app)
+
+        const create = await app.inject({ method: 'POST', url: '/v1/pets', headers: { ...bearer(admin.key), 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'Rex', categoryId: 1 }) })
+        const byAdmin = await app.inject({ method: 'POST', url: ADMIN_ONLY_PATH, headers: bearer(admin.key) })
+        const byWrite = await app.inject({ method: 'POST', url: ADMIN_ONLY_PATH, headers: bearer(write.key) })
+        const listed = await cli.run('keys', 'list', '--json')
+
+        assert.equal(create.statusCode, 201)
+        assert.equal(byAdmin.statusCode, 200)
+        assertError(byWrite, 'insufficient_scope', 'needs a key with the admin role')
+        assert.deepEqual(JSON.parse(listed.stdout).keys.map(({ name, role }: { name: string, role: string }) => [name, role]), [['operator', 'admin'], ['back-office', 'write']])
+      })
+
       test('When keys create is given a role that does not exist, then it exits 2 naming --role, and creates nothing', async (t) => {
         const cli = await cliOnFreshDatabase(t, store)
         assert.equal((await cli.run('migrate')).code, 0)
 
-        const result = await cli.run('keys', 'create', '--name', 'x', '--role', 'admin')
+        const result = await cli.run('keys', 'create', '--name', 'x', '--role', 'owner')
 
         assert.equal(result.code, 2)
-        assert.match(result.stderr, /--role must be read or write, got "admin"/)
+        assert.match(result.stderr, /--role must be read, write or admin, got "owner"/)
         assert.doesNotMatch(result.stdout + result.stderr, KEY)
         assert.match((await cli.run('keys', 'list')).stdout, /^No API keys in /)
       })
@@ -322,7 +341,7 @@ describe('operator CLI: the default database, wherever it runs', () => {
     assert.ok(created.stdout.includes(` in sqlite:${database}.`), `keys create names the installation's database:\n${created.stdout}`)
     assert.equal(listed.code, 0, listed.stderr)
     assert.equal(JSON.parse(listed.stdout).database, `sqlite:${database}`)
-    assert.deepEqual(JSON.parse(listed.stdout).keys.map((key: { name: string, role: string }) => [key.name, key.role]), [['bootstrap', 'write'], ['storefront', 'read']])
+    assert.deepEqual(JSON.parse(listed.stdout).keys.map((key: { name: string, role: string }) => [key.name, key.role]), [['bootstrap', 'admin'], ['storefront', 'read']])
     const readKey = created.stdout.match(KEY)?.[0] ?? ''
     const asReader = await fetch(`${server.baseUrl}/v1/pets`, { headers: bearer(readKey) })
     const asBootstrap = await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { ...bearer(bootstrapKey), 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' })

@@ -47,6 +47,7 @@ for (const store of testStores()) {
         const res = await fetch(curlUrl, { headers: bearer(curlKey) })
         assert.equal(res.status, 200)
         assert.deepEqual(await res.json(), [])
+        assert.deepEqual(await execSql(databaseUrl, 'SELECT name, role FROM api_keys'), [{ name: 'bootstrap', role: 'admin' }], 'the first key is the operator\'s: every operation')
       })
 
       test('When the first start prints its key, then the banner comes after the "Server listening" and "petstore ready" lines, on every store', async (t) => {
@@ -100,20 +101,22 @@ for (const store of testStores()) {
         assert.equal(await countApiKeys(databaseUrl), 1)
       })
 
-      test('When PETSTORE_API_KEYS is set on a fresh database, then no key is created and the environment key works', async (t) => {
-        const servers = serverProcesses(t)
-        const databaseUrl = await freshDatabaseUrl(t, store)
-        const key = environmentKey()
+      for (const variable of ['PETSTORE_API_KEYS', 'PETSTORE_ADMIN_API_KEYS'] as const) {
+        test(`When ${variable} is set on a fresh database, then no key is created and the environment key works`, async (t) => {
+          const servers = serverProcesses(t)
+          const databaseUrl = await freshDatabaseUrl(t, store)
+          const key = environmentKey()
 
-        const server = await servers.start({ DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: key })
-        const res = await fetch(`${server.baseUrl}/v1/pets`, { headers: bearer(key) })
-        const exit = await server.stop()
+          const server = await servers.start({ DATABASE_URL: databaseUrl, [variable]: key })
+          const res = await createPet(server.baseUrl, key, { name: 'Rex', categoryId: 1 })
+          const exit = await server.stop()
 
-        assert.equal(res.status, 200)
-        assert.equal(exit.code, 0)
-        assert.doesNotMatch(server.stdout, KEY)
-        assert.equal(await countApiKeys(databaseUrl), 0)
-      })
+          assert.equal(res.status, 201)
+          assert.equal(exit.code, 0)
+          assert.doesNotMatch(server.stdout, KEY)
+          assert.equal(await countApiKeys(databaseUrl), 0)
+        })
+      }
     })
 
     describe('shutdown and restart', () => {

@@ -23,7 +23,7 @@ async function createPets (api: TestApp, from: number, count: number): Promise<v
 
 /** The ids a consumer saw, each at its first arrival: what it processes when it skips an id it has already seen. */
 function firstArrivals (reader: BusReader): string[] {
-  return [...new Set(reader.received.map(({ messageId }) => messageId))]
+  return [...new Set(reader.received.map(({ eventId }) => eventId))]
 }
 
 /** Waits until the consumer has seen every event of the feed, then checks it saw them in id order (NATS: each once). */
@@ -33,7 +33,7 @@ async function assertEveryEventArrives (api: TestApp, reader: BusReader, broker:
   while (firstArrivals(reader).length < feed.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
   assert.deepEqual(firstArrivals(reader), feed, 'every event arrived, first in id order')
   // JetStream drops an event published again (Nats-Msg-Id); RabbitMQ may deliver a batch again after the cut, in order
-  if (broker === 'nats') assert.deepEqual(reader.received.map(({ messageId }) => messageId), feed, 'JetStream holds each event once')
+  if (broker === 'nats') assert.deepEqual(reader.received.map(({ eventId }) => eventId), feed, 'JetStream holds each event once')
 }
 
 async function metricValue (api: TestApp, name: string): Promise<number> {

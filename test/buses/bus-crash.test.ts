@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import { loadThenKill } from '../helpers/crash-load.js'
 import { natsReader, rabbitMqReader, type BusReader } from '../helpers/buses.js'
 import { freshDatabaseUrl, requiresPostgres, testStores } from '../helpers/databases.js'
-import { bearer, loadEnv, strongApiKey } from '../helpers/live-server.js'
+import { allEventsOver, bearer, loadEnv, strongApiKey } from '../helpers/live-server.js'
 import { serverProcesses, within, type ServerProcess } from '../helpers/processes.js'
 
 // The relay's promise under SIGKILL: the position moves only after the broker acknowledged, so a process killed
@@ -12,20 +12,18 @@ import { serverProcesses, within, type ServerProcess } from '../helpers/processe
 const KILLS = 5
 
 /** Every event id of a live server's feed, in order. */
-async function feedIdsOver (server: ServerProcess, apiKey: string): Promise<string[]> {
-  const ids: string[] = []
-  let url = `${server.baseUrl}/v1/events?limit=100`
-  for (;;) {
-    const res = await fetch(url, { headers: bearer(apiKey), signal: AbortSignal.timeout(10_000) })
-    assert.equal(res.status, 200)
-    const page = await res.json() as Array<{ id: number }>
-    if (page.length === 0) return ids
-    ids.push(...page.map(({ id }) => String(id)))
-    url = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? assert.fail('a feed page without a next link')
+async function feedIdsOver (baseUrl: string, apiKey: string): Promise<string[]> {
+  return (await allEventsOver(baseUrl, apiKey)).map(({ id }) => String(id))
+}
+
+async function createPetsOver (server: ServerProcess, apiKey: string, count: number): Promise<void> {
+  for (let n = 0; n < count; n++) {
+    const res = await fetch(`${server.baseUrl}/v1/pets`, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ name: `pet-${n}`, categoryId: 1 }) })
+    assert.equal(res.status, 201)
   }
 }
 
-const firstArrivals = (reader: BusReader): string[] => [...new Set(reader.received.map(({ messageId }) => messageId))]
+const firstArrivals = (reader: BusReader): string[] => [...new Set(reader.received.map(({ eventId }) => eventId))]
 
 /** Waits (up to 60 s) until the consumer has seen every event of the feed. */
 async function untilAllArrived (reader: BusReader, feed: readonly string[]): Promise<void> {
@@ -45,14 +43,33 @@ for (const store of testStores()) {
       let acknowledged = 0
       for (let kill = 0; kill < KILLS; kill++) acknowledged += (await loadThenKill(await servers.start(env), apiKey, `kill-${kill}`, false)).acknowledged.length
       const server = await servers.start(env)
-      const feed = await feedIdsOver(server, apiKey)
+      const feed = await feedIdsOver(server.baseUrl, apiKey)
       assert.ok(feed.length >= acknowledged)
       await untilAllArrived(nats, feed)
       await untilAllArrived(rabbitmq, feed)
-      assert.deepEqual(nats.received.map(({ messageId }) => messageId), feed, 'JetStream holds every event once, in id order')
+      assert.deepEqual(nats.received.map(({ eventId }) => eventId), feed, 'JetStream holds every event once, in id order')
       assert.deepEqual(firstArrivals(rabbitmq), feed, 'RabbitMQ delivered every event, first in id order')
       t.diagnostic(`${store}: ${acknowledged} creates acknowledged over ${KILLS} kills, ${feed.length} events; ` +
         `RabbitMQ delivered ${rabbitmq.received.length - feed.length} again after the kills`)
+    })
+
+    test('When the instance publishing a bus is SIGKILLed and started again, then the bus publishes again within 5 s of its readiness', async (t) => {
+      const nats = await natsReader(t)
+      const servers = serverProcesses(t)
+      const apiKey = strongApiKey()
+      const env = { ...loadEnv(await freshDatabaseUrl(t, store), apiKey), ...nats.env }
+      const first = await servers.start(env)
+      await createPetsOver(first, apiKey, 10)
+      // published: the dead instance's lease was renewed just now, and nobody released it
+      await untilAllArrived(nats, await feedIdsOver(first.baseUrl, apiKey))
+      await first.kill()
+      const second = await servers.start(env)
+      const ready = performance.now()
+      await createPetsOver(second, apiKey, 1)
+      await untilAllArrived(nats, await feedIdsOver(second.baseUrl, apiKey))
+      const took = performance.now() - ready
+      t.diagnostic(`${store}: publishing again ${Math.round(took)} ms after the restarted instance was ready`)
+      assert.ok(took < 5_000, `the bus was silent ${Math.round(took)} ms after the restart`)
     })
   })
 }
@@ -71,11 +88,11 @@ describe('two PostgreSQL instances', requiresPostgres(), () => {
         assert.equal(res.status, 201)
       })))
     }
-    await untilAllArrived(nats, await feedIdsOver(second, apiKey))
+    await untilAllArrived(nats, await feedIdsOver(second.baseUrl, apiKey))
     // the one killed may hold the lease: the other waits for it to end, then publishes on
     await loadThenKill(first, apiKey, 'burst', false)
-    const feed = await feedIdsOver(second, apiKey)
+    const feed = await feedIdsOver(second.baseUrl, apiKey)
     await untilAllArrived(nats, feed)
-    assert.deepEqual(nats.received.map(({ messageId }) => messageId), feed)
+    assert.deepEqual(nats.received.map(({ eventId }) => eventId), feed)
   })
 })

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
+import { deploymentIdOf } from '../../src/infra/database/deployment-id.js'
 import { parseJson, stringifyJson } from '../../src/infra/json/exact-json.js'
 import { buildTestApp, testStores, type TestApp } from '../helpers/build-app.js'
 import { natsReader, rabbitMqReader, type BusReader, type ReceivedMessage } from '../helpers/buses.js'
 import { nextLinkOf } from '../helpers/events.js'
 
 // What a consumer of either bus gets: every event of the feed once, in id order, as a CloudEvent whose `data` is the feed's.
-
-const SOURCE = 'https://api.petstore.test/v1'
 
 interface FeedEvent { id: number, type: string, occurredAt: string, data: Record<string, unknown> }
 
@@ -25,7 +24,7 @@ async function exactFeed (api: TestApp): Promise<FeedEvent[]> {
   }
 }
 
-/** Creates `count` pets at once (one with an int64 category beyond 2^53), changes one, places and approves an order. */
+/** Creates `count` pets at once (one with an int64 category beyond 2^53), changes one, places an order, names a category whose id is negative. */
 async function makeChanges (api: TestApp, count: number): Promise<void> {
   const headers = { ...api.auth, 'content-type': 'application/json' }
   const created = await Promise.all(Array.from({ length: count }, async (_, n) => await api.app.inject({
@@ -37,16 +36,18 @@ async function makeChanges (api: TestApp, count: number): Promise<void> {
   assert.equal(patched.statusCode, 200, patched.body)
   const order = await api.app.inject({ method: 'POST', url: '/v1/store/orders', headers, payload: JSON.stringify({ petId }) })
   assert.equal(order.statusCode, 201, order.body)
+  const category = await api.app.inject({ method: 'PUT', url: '/v1/categories/-9223372036854775808', headers, payload: '{"name":"Smallest"}' })
+  assert.equal(category.statusCode, 201, category.body)
 }
 
-/** The subject a CloudEvent carries: the pet's or the order's id. */
+/** The subject a CloudEvent carries: the pet's, the order's or the category's id. */
 function subjectOf (event: FeedEvent): string {
-  const entity = (event.data.pet ?? event.data.order) as { id: number }
+  const entity = (event.data.pet ?? event.data.order ?? event.data.category) as { id: number | bigint }
   return String(entity.id)
 }
 
-function assertMessagesAreTheFeed (messages: readonly ReceivedMessage[], feed: readonly FeedEvent[], route: (type: string) => string): void {
-  assert.deepEqual(messages.map(({ messageId }) => messageId), feed.map(({ id }) => String(id)), 'every event once, in id order')
+function assertMessagesAreTheFeed (messages: readonly ReceivedMessage[], feed: readonly FeedEvent[], deploymentId: string, route: (type: string) => string): void {
+  assert.deepEqual(messages.map(({ messageId }) => messageId), feed.map(({ id }) => `${deploymentId}:${id}`), 'every event once, in id order, its message id the deployment\'s')
   for (const [index, message] of messages.entries()) {
     const event = feed[index] as FeedEvent
     assert.equal(message.route, route(event.type))
@@ -54,7 +55,7 @@ function assertMessagesAreTheFeed (messages: readonly ReceivedMessage[], feed: r
     assert.deepEqual(message.cloudEvent, {
       specversion: '1.0',
       id: String(event.id),
-      source: SOURCE,
+      source: `urn:uuid:${deploymentId}`,
       type: event.type,
       time: event.occurredAt,
       subject: subjectOf(event),
@@ -69,29 +70,29 @@ function assertMessagesAreTheFeed (messages: readonly ReceivedMessage[], feed: r
   assert.match(big?.body ?? '', /"categoryId":9223372036854775807,/)
 }
 
-async function publishedChanges (reader: BusReader, store: 'sqlite' | 'postgres', t: TestContext): Promise<{ feed: FeedEvent[], messages: ReceivedMessage[] }> {
-  const api = await buildTestApp(t, { store, env: { ...reader.env, PUBLIC_BASE_URL: SOURCE } })
+async function publishedChanges (reader: BusReader, store: 'sqlite' | 'postgres', t: TestContext): Promise<{ feed: FeedEvent[], messages: ReceivedMessage[], deploymentId: string }> {
+  const api = await buildTestApp(t, { store, env: { ...reader.env, PUBLIC_BASE_URL: 'https://api.petstore.test/v1' } })
   await makeChanges(api, 120)
   const feed = await exactFeed(api)
-  assert.equal(feed.length, 123)
+  assert.equal(feed.length, 124)
   await reader.waitFor(feed.length)
   // a later pass publishes nothing more (no event twice)
   await new Promise((resolve) => setTimeout(resolve, 1_500))
-  return { feed, messages: reader.received }
+  return { feed, messages: reader.received, deploymentId: await deploymentIdOf(api.app.database) }
 }
 
 for (const store of testStores()) {
   describe(`events on the buses (${store})`, { concurrency: true }, () => {
     test('When pets and an order change, then JetStream holds every event once, in id order, as a CloudEvent with the feed\'s data', async (t) => {
       const reader = await natsReader(t)
-      const { feed, messages } = await publishedChanges(reader, store, t)
-      assertMessagesAreTheFeed(messages, feed, (type) => `${reader.env.NATS_SUBJECT_PREFIX}.${type}`)
+      const { feed, messages, deploymentId } = await publishedChanges(reader, store, t)
+      assertMessagesAreTheFeed(messages, feed, deploymentId, (type) => `${reader.env.NATS_SUBJECT_PREFIX}.${type}`)
     })
 
     test('When pets and an order change, then a queue bound to the RabbitMQ exchange receives every event once, in id order, routed by type', async (t) => {
       const reader = await rabbitMqReader(t)
-      const { feed, messages } = await publishedChanges(reader, store, t)
-      assertMessagesAreTheFeed(messages, feed, (type) => type)
+      const { feed, messages, deploymentId } = await publishedChanges(reader, store, t)
+      assertMessagesAreTheFeed(messages, feed, deploymentId, (type) => type)
     })
   })
 }

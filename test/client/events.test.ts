@@ -99,6 +99,26 @@ for (const store of testStores()) {
       assert.ok(feedRequests(service).slice(-2).every((request) => request.url.includes('type=order.created&type=order.updated')))
     })
 
+    test('When getEvent is asked for each id of the feed, then it answers each event as listEvents does; an id none has fails with event_not_found, 404, without a retry', async (t) => {
+      const service = await startService(t, { store })
+      const client = clientOf(service)
+      const rex = await client.createPet({ name: 'Rex', categoryId: 7 })
+      await client.updatePet(rex.id, { status: 'pending' })
+      const order = await client.placeOrder({ petId: (await client.createPet({ name: 'Bella', categoryId: 2 })).id })
+      await client.updateOrder(order.id, { status: 'cancelled' })
+      const { events } = await client.listEvents({ limit: 100 })
+
+      const got = await Promise.all(events.map(async ({ id }) => await client.getEvent(id)))
+      const error = await petStoreError(() => client.getEvent(Number(events.at(-1)?.id) + 1))
+
+      assert.deepEqual(new Set(events.map(({ type }) => type)), new Set(['pet.created', 'pet.updated', 'order.created', 'order.updated']))
+      assert.deepEqual(got, events)
+      assert.equal(error.code, 'event_not_found')
+      assert.equal(error.status, 404)
+      assert.equal(error.operation, 'getEvent')
+      assert.equal(error.attempts, 1)
+    })
+
     test('When listEvents is given an invalid limit, then PetStoreError carries invalid_request, 400, without a retry', async (t) => {
       const service = await startService(t, { store })
       const client = clientOf(service)
@@ -163,11 +183,11 @@ for (const store of testStores()) {
       await client.createPet({ name: 'Rex', categoryId: 1 })
       await client.createPet({ name: 'Bella', categoryId: 1 })
       const { nextAfter: position } = await client.listEvents({ limit: 1 })
-      await delay(10)
-      const cutoff = Date.now()
-      await delay(10)
+      // events are stamped with the app's clock, which retention measures from too
+      clock.advance(10)
+      const cutoff = clock.now()
+      clock.advance(10)
       const dina = await client.createPet({ name: 'Dina', categoryId: 1 })
-      // events are stamped with the system time; retention measures from the app's clock
       clock.advance(cutoff + service.config.eventRetentionDays * DAY_MS - clock.now())
       assert.equal(await service.app.eventRetention.purge(), 2)
 

@@ -14,6 +14,7 @@ import { ApiFuzzer, type ApiOperation } from '../../tools/fuzz/openapi-fuzzer.js
 import { buildTestApp, tempDir, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
 import { manualClock, type ManualClock } from '../helpers/clock.js'
 import { startPrismProxy, type PrismProxy } from '../helpers/prism.js'
+import { WEBHOOK_OPERATIONS, WEBHOOK_TRAFFIC } from '../helpers/webhook-traffic.js'
 
 /** What the traffic's cases share: the app, its clock, and the key they send. */
 interface TrafficContext {
@@ -25,6 +26,8 @@ interface TrafficContext {
   unknownKey: { authorization: string }
   /** `Authorization` with a valid key of the `read` role. */
   readKey: { authorization: string }
+  /** `Authorization` with a valid key of the `admin` role (the webhook endpoints'). */
+  adminKey: { authorization: string }
 }
 
 /** A request, its path relative to its operation's server (`/pets`, not `/v1/pets`). */
@@ -53,7 +56,7 @@ const REX = JSON.stringify({ name: 'Rex', categoryId: 1 })
 const ORDER_WITH_METADATA = JSON.stringify({ petId: 3, metadata: { channel: 'web', coupon: 'X1' } })
 
 /** A case for each operation that takes a key: the same question asked of all of them. */
-function forEveryOperation (status: number, what: string, headers: (context: TrafficContext) => Record<string, string>, before?: TrafficCase['before']): TrafficCase[] {
+function forEveryOperation (status: number, what: string, headers: (context: TrafficContext, admin: boolean) => Record<string, string>, before?: TrafficCase['before']): TrafficCase[] {
   const requests: Array<[string, Exchange]> = [
     ['listPets', { method: 'GET', path: '/pets' }],
     ['createPet', { method: 'POST', path: '/pets', headers: JSON_BODY, body: REX }],
@@ -64,14 +67,25 @@ function forEveryOperation (status: number, what: string, headers: (context: Tra
     ['getOrder', { method: 'GET', path: '/store/orders/1' }],
     ['updateOrder', { method: 'PATCH', path: '/store/orders/1', headers: MERGE_PATCH_BODY, body: '{"status":"cancelled"}' }],
     ['getInventory', { method: 'GET', path: '/store/inventory' }],
-    ['listEvents', { method: 'GET', path: '/events' }]
+    ['listEvents', { method: 'GET', path: '/events' }],
+    ['getEvent', { method: 'GET', path: '/events/1' }],
+    ['listCategories', { method: 'GET', path: '/categories' }],
+    ['getCategory', { method: 'GET', path: '/categories/1' }],
+    ['putCategory', { method: 'PUT', path: '/categories/1', headers: JSON_BODY, body: '{"name":"Hawk"}' }]
   ]
-  return requests.map(([operation, exchange], index) => ({
+  const asked: Array<[string, (context: TrafficContext) => Exchange, boolean]> = [
+    ...requests.map(([operation, exchange]): [string, () => Exchange, boolean] => [operation, () => exchange, false]),
+    ...WEBHOOK_OPERATIONS.map(([operation, exchange]): [string, (context: TrafficContext) => Exchange, boolean] => [operation, exchange, true])
+  ]
+  return asked.map(([operation, exchangeOf, admin], index) => ({
     operation,
     status,
     what,
     ...(index === 0 && before !== undefined ? { before } : {}),
-    request: (context) => ({ ...exchange, headers: { ...exchange.headers, ...headers(context) } })
+    request: (context) => {
+      const exchange = exchangeOf(context)
+      return { ...exchange, headers: { ...exchange.headers, ...headers(context, admin) } }
+    }
   }))
 }
 
@@ -170,6 +184,25 @@ const TRAFFIC: TrafficCase[] = [
   { operation: 'listEvents', status: 200, what: 'a filtered page after an id', request: ({ auth }) => ({ method: 'GET', path: '/events?after=1&type=pet.updated&limit=1', headers: auth }) },
   { operation: 'listEvents', status: 200, what: 'an empty page past the newest event', request: ({ auth }) => ({ method: 'GET', path: '/events?after=1000', headers: auth }) },
   { operation: 'listEvents', status: 400, what: 'an unknown event type', request: ({ auth }) => ({ method: 'GET', path: '/events?type=pet.deleted', headers: auth }) },
+  { operation: 'getEvent', status: 200, what: 'the first event', request: ({ auth }) => ({ method: 'GET', path: '/events/1', headers: auth }) },
+  { operation: 'getEvent', status: 400, what: 'an id that is not an integer', request: ({ auth }) => ({ method: 'GET', path: '/events/abc', headers: auth }) },
+  { operation: 'getEvent', status: 404, what: 'an id no event has', request: ({ auth }) => ({ method: 'GET', path: '/events/1000', headers: auth }) },
+  { operation: 'putCategory', status: 201, what: 'a name for the category pets carry', request: ({ auth }) => ({ method: 'PUT', path: '/categories/1', headers: { ...auth, ...JSON_BODY }, body: '{"name":"Hawk"}' }) },
+  { operation: 'putCategory', status: 200, what: 'the category renamed', request: ({ auth }) => ({ method: 'PUT', path: '/categories/1', headers: { ...auth, ...JSON_BODY }, body: '{"name":"Emu"}' }) },
+  { operation: 'putCategory', status: 201, what: 'a name for a category no pet carries', request: ({ auth }) => ({ method: 'PUT', path: '/categories/-5', headers: { ...auth, ...JSON_BODY }, body: '{"name":"Yak"}' }) },
+  { operation: 'putCategory', status: 400, what: 'a name too long', request: ({ auth }) => ({ method: 'PUT', path: '/categories/1', headers: { ...auth, ...JSON_BODY }, body: JSON.stringify({ name: 'x'.repeat(101) }) }) },
+  { operation: 'putCategory', status: 403, what: 'a read key', request: ({ readKey }) => ({ method: 'PUT', path: '/categories/1', headers: { ...readKey, ...JSON_BODY }, body: '{"name":"Emu"}' }) },
+  { operation: 'putCategory', status: 409, what: 'another category\'s name', request: ({ auth }) => ({ method: 'PUT', path: '/categories/2', headers: { ...auth, ...JSON_BODY }, body: '{"name":"Emu"}' }) },
+  { operation: 'putCategory', status: 413, what: 'a body over 16 KiB', request: ({ auth }) => ({ method: 'PUT', path: '/categories/1', headers: { ...auth, ...JSON_BODY }, body: JSON.stringify({ name: 'x'.repeat(20_000) }) }) },
+  { operation: 'putCategory', status: 415, what: 'a body that is not JSON', request: ({ auth }) => ({ method: 'PUT', path: '/categories/1', headers: { ...auth, 'content-type': 'text/plain' }, body: 'Emu' }) },
+  { operation: 'listCategories', status: 200, what: 'a first page with a next link', request: ({ auth }) => ({ method: 'GET', path: '/categories?limit=1', headers: auth }) },
+  { operation: 'listCategories', status: 400, what: 'a cursor the service did not issue', request: ({ auth }) => ({ method: 'GET', path: '/categories?cursor=abc', headers: auth }) },
+  { operation: 'getCategory', status: 200, what: 'a category, with its ETag', request: ({ auth }) => ({ method: 'GET', path: '/categories/1', headers: auth }) },
+  { operation: 'getCategory', status: 200, what: 'a category pets carry, no name given', request: ({ auth }) => ({ method: 'GET', path: '/categories/2', headers: auth }) },
+  { operation: 'getCategory', status: 304, what: 'a category that still matches If-None-Match', request: ({ auth }) => ({ method: 'GET', path: '/categories/1', headers: { ...auth, 'if-none-match': '*' } }) },
+  { operation: 'getCategory', status: 400, what: 'an id that is not an integer', request: ({ auth }) => ({ method: 'GET', path: '/categories/abc', headers: auth }) },
+  { operation: 'getCategory', status: 404, what: 'an id with no name and no pet', request: ({ auth }) => ({ method: 'GET', path: '/categories/999', headers: auth }) },
+  ...WEBHOOK_TRAFFIC,
   {
     operation: 'listEvents',
     status: 410,
@@ -180,6 +213,7 @@ const TRAFFIC: TrafficCase[] = [
     },
     request: ({ auth }) => ({ method: 'GET', path: '/events?after=1', headers: auth })
   },
+  { operation: 'getEvent', status: 410, what: 'an event retention deleted', request: ({ auth }) => ({ method: 'GET', path: '/events/1', headers: auth }) },
   { operation: 'getHealth', status: 200, what: 'the liveness probe', request: () => ({ method: 'GET', path: '/healthz' }) },
   { operation: 'getReadiness', status: 200, what: 'the readiness probe', request: () => ({ method: 'GET', path: '/readyz' }) },
   { operation: 'getOpenApiJson', status: 200, what: 'the document as JSON', request: () => ({ method: 'GET', path: '/openapi.json' }) },
@@ -195,7 +229,7 @@ const TRAFFIC: TrafficCase[] = [
     while (res.statusCode === 401)
     assert.equal(res.statusCode, 429)
   }),
-  ...forEveryOperation(503, 'the store is down', ({ auth }) => auth, async ({ api }) => { await api.app.database.close() }),
+  ...forEveryOperation(503, 'the store is down', ({ auth, adminKey }, admin) => admin ? adminKey : auth, async ({ api }) => { await api.app.database.close() }),
   { operation: 'getReadiness', status: 503, what: 'the readiness probe while the store is down', request: () => ({ method: 'GET', path: '/readyz' }) },
   {
     operation: 'getPet',
@@ -233,16 +267,18 @@ function conformanceProblems (fuzzer: ApiFuzzer, operation: ApiOperation, res: L
 async function proxiedService (t: TestContext, store: StoreKind) {
   const key = generateApiKey()
   const readKey = generateApiKey()
+  const adminKey = generateApiKey()
   const clock = manualClock()
+  // every operation is asked once with an unknown key (401) before the address is over the failed-auth limit: room for them all
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const api = await buildTestApp(t, { store, clock, withKey: false, env: { PETSTORE_API_KEYS: key, PETSTORE_READ_API_KEYS: readKey, PUBLIC_BASE_URL: `${origin}/v1` } })
+  const api = await buildTestApp(t, { store, clock, withKey: false, env: { PETSTORE_API_KEYS: key, PETSTORE_READ_API_KEYS: readKey, PETSTORE_ADMIN_API_KEYS: adminKey, PUBLIC_BASE_URL: `${origin}/v1`, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', AUTH_FAILURE_LIMIT: '40' } })
   await api.app.listen({ port, host: '127.0.0.1' })
   const fuzzer = await ApiFuzzer.create(api.app, key, { seedPets: 0 })
   const basePaths = [...new Set(fuzzer.api.operations.map((operation) => operation.basePath))]
   const proxies = new Map<string, PrismProxy>(await Promise.all(basePaths.map(async (basePath) =>
     [basePath, await startPrismProxy(t, `${origin}/v1/openapi.json`, `${origin}${basePath}`)] as const)))
-  const context: TrafficContext = { api, clock, auth: { authorization: `Bearer ${key}` }, unknownKey: { authorization: `Bearer ${generateApiKey()}` }, readKey: { authorization: `Bearer ${readKey}` } }
+  const context: TrafficContext = { api, clock, auth: { authorization: `Bearer ${key}` }, unknownKey: { authorization: `Bearer ${generateApiKey()}` }, readKey: { authorization: `Bearer ${readKey}` }, adminKey: { authorization: `Bearer ${adminKey}` } }
   return { context, fuzzer, proxies }
 }
 

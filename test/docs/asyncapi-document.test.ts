@@ -169,13 +169,13 @@ describe('the served AsyncAPI document', () => {
       const messages = document.channels[id]?.messages ?? {}
       assert.deepEqual(Object.values(messages).map(({ name }) => name), app.eventTypes.types, id)
       for (const [key, message] of Object.entries(messages)) {
-        const example = message.examples[0] as unknown as { headers: Record<string, string>, payload: { id: string, type: string, subject: string, specversion: string } }
+        const example = message.examples[0] as unknown as { headers: Record<string, string>, payload: { id: string, source: string, type: string, subject: string, specversion: string } }
         const payload = ajv.compile({ $ref: `asyncapi#/channels/${id}/messages/${key}/payload` })
         assert.ok(payload(example.payload), `${id} ${key}: ${ajv.errorsText(payload.errors)}`)
         const headers = ajv.compile({ $ref: `asyncapi#/channels/${id}/messages/${key}/headers` })
         assert.ok(headers(example.headers), `${id} ${key} headers: ${ajv.errorsText(headers.errors)}`)
         assert.deepEqual([example.payload.specversion, example.payload.type], ['1.0', message.name])
-        assert.equal(Object.values(example.headers)[0], example.payload.id, `${id} ${key}: the broker's message id is the event id`)
+        assert.equal(`urn:uuid:${Object.values(example.headers)[0] ?? ''}`, `${example.payload.source}:${example.payload.id}`, `${id} ${key}: the broker's message id is the deployment's and the event's`)
       }
     }
   })

@@ -132,7 +132,7 @@ describe('the served OpenAPI document', () => {
 
     assert.deepEqual(document.servers.map((server) => server.url), [ENV.PUBLIC_BASE_URL, ENV.STAGING_BASE_URL])
     assert.deepEqual(document.security, [{ bearerAuth: [] }])
-    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: 'An API key issued by the operator (`npx petstore keys create --name … [--role read|write]`); a `read` key may call only the operations that read.' })
+    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: 'An API key issued by the operator (`npx petstore keys create --name … [--role read|write|admin]`); its role says which operations it may call (the API\'s description has the table).' })
   })
 
   test('When the operations are read, then ids, deprecation and vendor extensions are as the spec says', async (t) => {
@@ -258,7 +258,7 @@ describe('the served OpenAPI document', () => {
     const type = operation(document, '/events', 'get').parameters?.find((p) => p.name === 'type') as Record<string, unknown> & { schema: Record<string, unknown> }
     assert.deepEqual([type.style, type.explode], ['form', true])
     assert.deepEqual(type.schema.items, { type: 'string', enum: [...app.eventTypes.types] })
-    assert.deepEqual(app.eventTypes.types, ['pet.created', 'pet.updated', 'order.created', 'order.updated'], 'the producers\' types, in registration order')
+    assert.deepEqual(app.eventTypes.types, ['pet.created', 'pet.updated', 'order.created', 'order.updated', 'category.updated'], 'the producers\' types, in registration order')
     assert.deepEqual([type.schema.style, type.schema.explode], [undefined, undefined], 'on the parameter, not in its schema')
   })
 

@@ -81,6 +81,21 @@ for (const kind of testStores()) {
       assert.deepEqual(await stores.events.purgeEventsBefore(FUTURE, 10), { deleted: 0, purgedThrough: ids[3] })
     })
 
+    test('When an event is looked up by id, then it is the event a page holds; a missing id says how far retention deleted, whatever the types deleted', async (t) => {
+      const { stores, ids } = await fourEvents(t, kind)
+      const { events } = await stores.events.listEvents({ afterId: 0, limit: 10 })
+
+      for (const [index, id] of ids.entries()) assert.deepEqual(await stores.events.findEvent(id), { found: true, event: events[index] })
+      assert.deepEqual(await stores.events.findEvent(ids[3]! + 1), { found: false, purgedThrough: 0 })
+
+      // the first two, both pet.created: the mark is the highest id deleted of any type
+      await stores.events.purgeEventsBefore(FUTURE, 2)
+      assert.deepEqual(await stores.events.findEvent(ids[0]!), { found: false, purgedThrough: ids[1] })
+      assert.deepEqual(await stores.events.findEvent(ids[1]!), { found: false, purgedThrough: ids[1] })
+      assert.deepEqual(await stores.events.findEvent(ids[2]!), { found: true, event: events[2] })
+      assert.deepEqual(await stores.events.findEvent(ids[3]! + 1), { found: false, purgedThrough: ids[1] })
+    })
+
     test('When two instances purge at once, then every event is deleted exactly once', async (t) => {
       const { stores, ids } = await fourEvents(t, kind)
       const other = await openStores(t, kind, stores.databaseUrl)

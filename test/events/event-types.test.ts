@@ -7,12 +7,15 @@ import { patchOrder, placedOrder } from '../orders/orders-helpers.js'
 
 for (const store of testStores()) {
   describe(`the registered event types (${store})`, () => {
-    test('When each type\'s subject is read from the events the feed holds, then it is the id of the pet or order the change was about', async (t) => {
+    test('When each type\'s subject is read from the events the feed holds, then it is the id of the pet, order or category the change was about', async (t) => {
       const api = await buildTestApp(t, { store })
       const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
       assert.equal((await patchPet(api, pet.id, { name: 'Rex II' })).statusCode, 200)
       const order = await placedOrder(api, pet.id)
       assert.equal((await patchOrder(api, order.id, { status: 'approved' })).statusCode, 200)
+      const category = -7
+      const named = await api.app.inject({ method: 'PUT', url: `/v1/categories/${category}`, headers: { ...api.auth, 'content-type': 'application/json' }, payload: '{"name":"Birds"}' })
+      assert.equal(named.statusCode, 201, named.body)
 
       const { events } = await followFeed(api)
 
@@ -21,8 +24,15 @@ for (const store of testStores()) {
       for (const event of events) {
         const definition = api.app.eventTypes.definitionOf(event.type)
         assert.ok(definition !== undefined, event.type)
-        assert.equal(subjectIdOf(definition, event), definition.subject.name === 'pet' ? pet.id : order.id, event.type)
+        const subjects: Record<string, number> = { pet: pet.id, order: order.id, category }
+        assert.equal(subjectIdOf(definition, event), subjects[definition.subject.name], event.type)
+        assert.match(String(subjectIdOf(definition, event)), new RegExp(definition.subject.idPattern ?? '^[1-9][0-9]{0,18}$'), `${event.type}: the subject matches its pattern`)
       }
+    })
+
+    test('When the types\' subjects are named in prose, then each once, in registration order, with its article', async (t) => {
+      const { app } = await buildTestApp(t, { store })
+      assert.equal(app.eventTypes.subjectsProse(), 'a pet, an order or a category')
     })
 
     test('When each type\'s documented example is read, then its subject id is there and its type is the type\'s', async (t) => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
-import { ERRORS, type ErrorCode } from '../../src/infra/errors/catalogue.js'
+import { errorDefinition, type ErrorCode } from '../../src/infra/errors/catalogue.js'
 
 /** Asserts an Error answer: the status of `code` in the catalogue, and exactly {code, message, status}. */
-export function assertError (res: LightMyRequestResponse, code: ErrorCode, messageIncludes?: string, status: number = ERRORS[code].status): { message: string } {
+export function assertError (res: LightMyRequestResponse, code: ErrorCode, messageIncludes?: string, status: number = errorDefinition(code).status): { message: string } {
   assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode}: ${res.body}`)
   assert.match(String(res.headers['content-type']), /^application\/json/)
   const body = res.json()

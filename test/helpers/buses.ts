@@ -14,7 +14,10 @@ export const amqpUrl = (port = AMQP_ADDRESS.port): string => `amqp://guest:guest
 
 /** One message as a consumer received it: its message id, subject or routing key, content type and body. */
 export interface ReceivedMessage {
+  /** `<deployment id>:<event id>` (Nats-Msg-Id, message_id). */
   messageId: string
+  /** The event id the message id ends with. */
+  eventId: string
   route: string
   contentType: string
   body: string
@@ -31,7 +34,7 @@ export interface BusReader {
 }
 
 function receivedOf (messageId: string, route: string, contentType: string, body: string): ReceivedMessage {
-  return { messageId, route, contentType, body, cloudEvent: parseJson(body) as ReceivedMessage['cloudEvent'] }
+  return { messageId, eventId: messageId.slice(messageId.lastIndexOf(':') + 1), route, contentType, body, cloudEvent: parseJson(body) as ReceivedMessage['cloudEvent'] }
 }
 
 function waiter (received: ReceivedMessage[]): BusReader['waitFor'] {

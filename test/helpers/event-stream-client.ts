@@ -34,13 +34,21 @@ export interface StreamClient {
   stopReading: () => void
   /** Reads again (what waited in the kernel, then whatever ended the connection). */
   resumeReading: () => void
+  /** Reads at most about `bytes` every `intervalMs`, nothing in between (a consumer slower than the feed), until `stop`. */
+  readSlowly: (bytes: number, intervalMs: number) => { stop: () => void }
   close: () => void
 }
 
-/** Opens `GET <path>` on `baseUrl` with `Accept: text/event-stream` (and `headers`), resolving once the answer's head arrived. */
+/**
+ * Opens `GET <path>` on `baseUrl` with `Accept: text/event-stream` (and `headers`), resolving once the answer's head
+ * arrived. `baseUrl` may name a Unix socket instead: `unix:<socket path>`.
+ */
 export async function openStream (baseUrl: string, path: string, headers: Record<string, string>): Promise<StreamClient> {
   return within(15_000, `no answer to ${path}`, new Promise((resolve, reject) => {
-    const req = request(`${baseUrl}${path}`, { headers: { accept: 'text/event-stream', ...headers } })
+    const socketPath = baseUrl.startsWith('unix:') ? baseUrl.slice('unix:'.length) : undefined
+    const req = socketPath === undefined
+      ? request(`${baseUrl}${path}`, { headers: { accept: 'text/event-stream', ...headers } })
+      : request({ socketPath, path, headers: { accept: 'text/event-stream', ...headers } })
     req.on('error', reject)
     req.on('response', (res) => {
       const messages: StreamMessage[] = []
@@ -50,8 +58,20 @@ export async function openStream (baseUrl: string, path: string, headers: Record
       let text = ''
       let pending = ''
       let fields: Partial<StreamMessage> = {}
+      // what a slow reader may still take before it pauses (readSlowly); reading stops within the chunk that passes it
+      let allowance = Infinity
+      const pause = (): void => {
+        res.pause()
+        res.socket.pause()
+      }
+      const resume = (): void => {
+        res.socket.resume()
+        res.resume()
+      }
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
+        allowance -= chunk.length
+        if (allowance <= 0) pause()
         text += chunk
         pending += chunk
         let newline
@@ -103,13 +123,22 @@ export async function openStream (baseUrl: string, path: string, headers: Record
         events: () => messages.map((message) => parseJson(message.data) as Event),
         waitForMessages: async (count, ms) => { await waitUntil(() => messages.length >= count, `waiting for ${count} messages`, ms) },
         waitUntil,
-        stopReading: () => {
-          res.pause()
-          res.socket.pause()
-        },
-        resumeReading: () => {
-          res.socket.resume()
-          res.resume()
+        stopReading: pause,
+        resumeReading: resume,
+        readSlowly: (bytes, intervalMs) => {
+          const allow = (): void => {
+            allowance = bytes
+            resume()
+          }
+          allow()
+          const timer = setInterval(allow, intervalMs)
+          return {
+            stop: () => {
+              clearInterval(timer)
+              allowance = Infinity
+              resume()
+            }
+          }
         },
         close: () => { req.destroy() }
       })

@@ -1,3 +1,4 @@
+import type { Event } from './events.js'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
@@ -43,6 +44,21 @@ export async function listAllPetsOver (baseUrl: string, apiKey: string): Promise
     url = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1]
   }
   return pets
+}
+
+/** Every event a live server's feed holds, following `next` from the start until a page comes back empty. */
+export async function allEventsOver (baseUrl: string, apiKey: string): Promise<Event[]> {
+  const events: Event[] = []
+  let url = `${baseUrl}/v1/events?limit=100`
+  for (;;) {
+    const res = await fetch(url, { headers: bearer(apiKey), signal: AbortSignal.timeout(10_000) })
+    const text = await res.text()
+    assert.equal(res.status, 200, `${url}: ${text}`)
+    const page = JSON.parse(text) as Event[]
+    if (page.length === 0) return events
+    events.push(...page)
+    url = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? assert.fail('a feed page without a next link')
+  }
 }
 
 /** The error code (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET, …) or message of a failed fetch, for reports. */

@@ -66,6 +66,13 @@ export function keepGetting (server: ServerProcess, path: string, headers: Recor
   }
 }
 
+/** Answers counted by status: `{ 200: 12, 503: 3 }`. */
+export function statusCounts (answers: readonly Answer[]): Record<number, number> {
+  const counts: Record<number, number> = {}
+  for (const { status } of answers) counts[status] = (counts[status] ?? 0) + 1
+  return counts
+}
+
 /** `count` creates sent at once, each on a new connection, as a burst of new clients; their answers' statuses and codes, counted (`201`, `503 overloaded`). */
 export async function createBurst (port: number, apiKey: string, count: number, name = 'Burst'): Promise<Record<string, number>> {
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
@@ -82,21 +89,34 @@ export async function createBurst (port: number, apiKey: string, count: number, 
  * Stops the process for `stoppedMs` and lets it run for `runningMs`, over and over, until the returned
  * function is called (which leaves it running): a CPU-starved process, as a container at its CPU quota or a
  * noisy neighbour makes it, whose event loop really falls behind while no request of its own is slow.
+ * Calling the returned function again waits for the first call.
  */
 export function starve (pid: number, stoppedMs: number, runningMs: number): () => Promise<void> {
   const state = { running: true }
+  const signal = (name: NodeJS.Signals): void => {
+    try {
+      process.kill(pid, name)
+    } catch {
+      // the process is gone (a test that failed has it killed): nothing left to starve
+      state.running = false
+    }
+  }
   const loop = (async () => {
     while (state.running) {
-      process.kill(pid, 'SIGSTOP')
+      signal('SIGSTOP')
       await sleep(stoppedMs)
-      process.kill(pid, 'SIGCONT')
+      signal('SIGCONT')
       await sleep(runningMs)
     }
   })()
+  let stopped: Promise<void> | undefined
   return async () => {
-    state.running = false
-    await loop
-    process.kill(pid, 'SIGCONT')
+    stopped ??= (async () => {
+      state.running = false
+      await loop
+      signal('SIGCONT')
+    })()
+    await stopped
   }
 }
 

@@ -14,6 +14,7 @@ import type { WebhookStore } from '../../src/capabilities/webhooks/store/webhook
 import { loadConfig } from '../../src/infra/config/config.js'
 import type { Database, MigrationResult } from '../../src/infra/database/database.js'
 import { openDatabase } from '../../src/infra/database/open-database.js'
+import { systemClock } from '../../src/infra/runtime/clock.js'
 import { freshDatabaseUrl, type StoreKind } from './databases.js'
 
 /** One opened database with every capability's store on it, as the app builds them (without the app). */
@@ -38,11 +39,11 @@ export async function openStores (t: TestContext, kind: StoreKind, databaseUrl?:
     database,
     migration,
     databaseUrl: url,
-    pets: createPetStore(database),
-    keys: createKeyStore(database),
+    pets: createPetStore(database, systemClock),
+    keys: createKeyStore(database, systemClock),
     idempotency: createIdempotencyStore(database),
     events: createEventStore(database),
-    orders: createOrderStore(database),
+    orders: createOrderStore(database, systemClock),
     webhooks: createWebhookStore(database)
   }
 }

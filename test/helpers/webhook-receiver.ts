@@ -22,6 +22,8 @@ export interface WebhookReceiver {
   received: ReceivedWebhook[]
   /** The most requests it held at once so far: arrived and not yet answered (nor their connection closed). */
   readonly maxInFlight: number
+  /** The connections open to it now (a sender's kept-alive ones included). */
+  readonly connections: number
   /** Sets how the next requests are answered (by default 204), e.g. `() => 500`. */
   answer: (decide: (request: ReceivedWebhook, index: number) => Answer) => void
   /** Resolves once `count` requests have arrived; rejects after `timeoutMs`. */
@@ -77,6 +79,7 @@ export async function webhookReceiver (t: TestContext, port = 0): Promise<Webhoo
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     received,
     get maxInFlight () { return maxInFlight },
+    get connections () { return sockets.size },
     answer: (next) => { decide = next },
     waitFor: async (count, timeoutMs = 15_000) => {
       const deadline = Date.now() + timeoutMs

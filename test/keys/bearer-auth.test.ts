@@ -114,6 +114,19 @@ for (const store of testStores()) {
       assert.deepEqual([withinCache, afterCache, later], [200, 401, 401])
     })
 
+    test('When look-ups are cached and 100 requests with one stored key arrive at once, then the store is asked once and each is served', async (t) => {
+      const app = await buildTestApp(t, { store, env: { API_KEY_CACHE_SECONDS: '5', RATE_LIMIT_MAX: '0' } })
+      const lookUps = async (): Promise<number> => {
+        const match = /^petstore_store_query_duration_seconds_count\{method="findActiveApiKeyByHash",outcome="ok"\} (\d+)$/m.exec(await app.app.metrics.registry.metrics())
+        return Number(match?.[1] ?? 0)
+      }
+
+      const answers = await Promise.all(Array.from({ length: 100 }, async () => await app.app.inject({ method: 'GET', url: '/v1/pets', headers: app.auth })))
+
+      assert.deepEqual(answers.map((res) => res.statusCode), answers.map(() => 200))
+      assert.equal(await lookUps(), 1, 'each request of the burst asked the store for the key')
+    })
+
     test('When a key is created while look-ups are cached, then it works on its first request', async (t) => {
       const app = await buildTestApp(t, { store, withKey: false, env: { API_KEY_CACHE_SECONDS: '5' } })
       const unknown = await app.app.inject({ method: 'GET', url: '/v1/pets', headers: { authorization: 'Bearer petstore_not-created-yet' } })

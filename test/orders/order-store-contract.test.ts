@@ -130,7 +130,7 @@ for (const kind of testStores()) {
       assert.equal(petStatus, undefined)
       assert.deepEqual({ ...approvedOrder, approvedAt: 'when' }, { ...order, status: 'approved', approvedAt: 'when' })
       assert.deepEqual(await stores.orders.findOrderById(order.id), approvedOrder)
-      assert.deepEqual(await eventsAfter(stores, beforeApproval), [{ type: 'order.updated', data: { order: approvedOrder, previousStatus: 'placed' } }])
+      assert.deepEqual(await eventsAfter(stores, beforeApproval), [{ type: 'order.updated', data: { order: approvedOrder, previousStatus: 'placed', previous: { status: 'placed' } } }])
       assert.equal((await stores.pets.findPetById(pet.id))?.status, 'pending')
 
       const beforeDelivery = await lastEventId(stores)
@@ -143,7 +143,7 @@ for (const kind of testStores()) {
       assert.deepEqual(await stores.pets.findPetById(pet.id), { ...pet, status: 'sold' })
       assert.deepEqual(await eventsAfter(stores, beforeDelivery), [
         { type: 'pet.updated', data: { pet: { ...pet, status: 'sold' }, previous: { status: 'pending' } } },
-        { type: 'order.updated', data: { order: deliveredOrder, previousStatus: 'approved' } }
+        { type: 'order.updated', data: { order: deliveredOrder, previousStatus: 'approved', previous: { status: 'approved' } } }
       ])
     })
 

@@ -77,7 +77,7 @@ for (const store of testStores()) {
   })
 
   describe(`order metadata by updateOrder (${store})`, () => {
-    test('When metadata is patched, then strings set keys, null removes them, keys left out stay, and order.updated carries it; the pet stays put', async (t) => {
+    test('When metadata is patched, then strings set keys, null removes them, keys left out stay, and order.updated carries it with the metadata before the change in previous; the pet stays put', async (t) => {
       const api = await buildTestApp(t, { store })
       const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
       const order = placedWith(await placeOrder(api, { petId: pet.id, metadata: { channel: 'web', coupon: 'X1', zone: 'B' } }))
@@ -91,7 +91,14 @@ for (const store of testStores()) {
       assert.equal((await getPet(api, pet.id)).json<{ status: string }>().status, 'pending')
       const { events } = await followFeed(api)
       assert.deepEqual(events.map((event) => event.type), ['pet.created', 'pet.updated', 'order.created', 'order.updated'])
-      assert.deepEqual(events[3]?.data, { order: patched, previousStatus: 'placed' })
+      assert.deepEqual(events[3]?.data, { order: patched, previousStatus: 'placed', previous: { metadata: { channel: 'web', coupon: 'X1', zone: 'B' } } },
+        'a change of metadata alone: previous holds the metadata it replaced, whole, and no status')
+
+      const approved = await patchOrder(api, order.id, { status: 'approved', metadata: { gift: null } })
+      assert.equal(approved.statusCode, 200, approved.body)
+      const [, both] = (await followFeed(api, '/v1/events?limit=100&type=order.updated')).events
+      assert.deepEqual(both?.data, { order: approved.json<Order>(), previousStatus: 'placed', previous: { status: 'placed', metadata: patched.metadata } },
+        'a change of both: previous holds both')
     })
 
     test('When metadata is null, then every key is removed; when the patch changes nothing, then no event is recorded', async (t) => {

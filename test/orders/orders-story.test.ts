@@ -37,7 +37,7 @@ for (const store of testStores()) {
       assert.equal(delivered.cancelledAt, undefined)
       assert.deepEqual((await getOrder(api, order.id)).json(), delivered)
       const { events } = await followFeed(api, '/v1/events?limit=100&type=order.updated')
-      assert.deepEqual(events.map((event) => event.data), [{ order: approved, previousStatus: 'placed' }, { order: delivered, previousStatus: 'approved' }])
+      assert.deepEqual(events.map((event) => event.data), [{ order: approved, previousStatus: 'placed', previous: { status: 'placed' } }, { order: delivered, previousStatus: 'approved', previous: { status: 'approved' } }])
     })
 
     test('When an order is cancelled with a reason, then cancelledAt and cancellationReason are set and in order.updated; the same reason again changes nothing', async (t) => {
@@ -54,7 +54,7 @@ for (const store of testStores()) {
       assert.deepEqual(repeated, cancelled)
       assert.deepEqual((await getOrder(api, order.id)).json(), cancelled)
       const { events } = await followFeed(api, '/v1/events?limit=100&type=order.updated')
-      assert.deepEqual(events.map((event) => event.data), [{ order: cancelled, previousStatus: 'placed' }])
+      assert.deepEqual(events.map((event) => event.data), [{ order: cancelled, previousStatus: 'placed', previous: { status: 'placed' } }])
     })
 
     test('When an order is cancelled without a reason, then it has cancelledAt and no cancellationReason, and a reason given later is 400', async (t) => {

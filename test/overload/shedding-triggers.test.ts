@@ -57,16 +57,17 @@ describe('load shedding: each default trigger alone', () => {
     assert.equal((await get(server, '/v1/pets', bearer(apiKey))).status, 200)
   })
 
-  test('When 2,000 connections load the instance for 20 s, then it sheds, and while it does every side request on a new connection is answered (200 or 503) within 2 s', { skip: wrkMissing() }, async (t) => {
+  test('When 2,000 connections load the instance, then it sheds, and while it does every side request on a new connection (40, 200 ms apart) is answered (200 or 503) within 2 s', { skip: wrkMissing() }, async (t) => {
     const apiKey = strongApiKey()
     const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), PETSTORE_API_KEYS: apiKey, ...DEFAULTS })
-    const load = runWrk({ origin: server.baseUrl, headers: bearer(apiKey), requests: [{ method: 'GET', path: '/v1/pets?limit=10' }], connections: 2_000, durationSeconds: 20 })
+    const load = runWrk({ origin: server.baseUrl, headers: bearer(apiKey), requests: [{ method: 'GET', path: '/v1/pets?limit=10' }], connections: 2_000, durationSeconds: 30 })
     const state = { loading: true }
     load.finally(() => { state.loading = false }).catch(() => {})
-    // from the moment it sheds: how soon it starts is the bench's to measure (npm run bench -- --only overload)
+    // from the moment it sheds: how soon it starts is the bench's to measure (npm run bench -- --only overload); the load
+    // lasts long enough for 40 side requests after a late start (on Node 24 a CI run saw shedding begin after 13 s)
     await pollUntil(server, '/readyz', (answer) => answer.status === 503)
     const side: Array<Promise<{ answer?: Answer, ms: number, error?: string }>> = []
-    while (state.loading) {
+    while (state.loading && side.length < 40) {
       const started = performance.now()
       side.push(get(server, '/v1/pets?limit=1', bearer(apiKey)).then(
         (answer) => ({ answer, ms: performance.now() - started }),
@@ -77,7 +78,7 @@ describe('load shedding: each default trigger alone', () => {
     const answers = await Promise.all(side)
 
     assert.ok(result.non2xx > 0, 'the load was never shed')
-    assert.ok(answers.length >= 40, `only ${answers.length} side requests were sent`)
+    assert.ok(answers.length >= 40, `only ${answers.length} side requests were sent before the load ended`)
     // the promise: a new client (a balancer's probe) hears back within 2 s, however busy the instance
     const late = answers.filter(({ answer, ms }) => answer === undefined || ms > 2_000)
     assert.deepEqual(late.map(({ answer, ms, error }) => `${answer?.status ?? error} after ${Math.round(ms)} ms`), [])

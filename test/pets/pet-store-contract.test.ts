@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { PetStore } from '../../src/capabilities/pets/store/pet-store.js'
+import { petCreatedData } from '../../src/capabilities/pets/pet-events.js'
 import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import { testStores } from '../helpers/databases.js'
 import { openStores } from '../helpers/stores.js'
@@ -41,6 +42,19 @@ for (const kind of testStores()) {
       assert.deepEqual(await store.findPetById(low.id), { id: low.id, name: 'low', categoryId: -Number.MAX_SAFE_INTEGER, status: 'sold' })
       assert.deepEqual(await store.findPetById(high.id), { id: high.id, name: 'high', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' })
       assert.equal(typeof high.id, 'number')
+    })
+
+    test('When pets are created together, then each pet.created carries petCreatedData of the pet created, digit for digit', async (t) => {
+      const { pets: store, events } = await openStores(t, kind)
+
+      // one event-loop turn: one group commit (on PostgreSQL one statement, its events built in SQL)
+      const created = await Promise.all([
+        store.createPet({ name: 'Rex', categoryId: 9007199254740993n, status: 'available' }),
+        store.createPet({ name: 'Kit "the cat"', categoryId: -1, status: 'sold' })
+      ])
+
+      const { events: recorded } = await events.listEvents({ afterId: 0, limit: 10 })
+      assert.deepEqual(recorded.map(({ type, data }) => ({ type, data })), created.map((pet) => ({ type: 'pet.created', data: petCreatedData(pet) })))
     })
 
     test('When updatePet changes a pet, then it answers the pet before and after and keeps the change; the precondition sees the pet as stored', async (t) => {

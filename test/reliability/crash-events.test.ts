@@ -4,25 +4,10 @@ import type { Event } from '../helpers/events.js'
 import type { Pet, PetStatus } from '../../src/capabilities/pets/pet-schemas.js'
 import { loadThenKill, summarize } from '../helpers/crash-load.js'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'
-import { bearer, describeFetchError, listAllPetsOver, loadEnv, sleep, strongApiKey } from '../helpers/live-server.js'
+import { allEventsOver, bearer, describeFetchError, listAllPetsOver, loadEnv, sleep, strongApiKey } from '../helpers/live-server.js'
 import { serverProcesses, within, type ServerProcess } from '../helpers/processes.js'
 
 // The outbox promise under SIGKILL: a pet change and its event are committed together or not at all.
-
-/** Every event a live server's feed holds, following `next` from the start until a page comes back empty. */
-async function allEventsOver (server: ServerProcess, apiKey: string): Promise<Event[]> {
-  const events: Event[] = []
-  let url = `${server.baseUrl}/v1/events?limit=100`
-  for (;;) {
-    const res = await fetch(url, { headers: bearer(apiKey), signal: AbortSignal.timeout(10_000) })
-    const text = await res.text()
-    assert.equal(res.status, 200, `${url}: ${text}`)
-    const page = JSON.parse(text) as Event[]
-    if (page.length === 0) return events
-    events.push(...page)
-    url = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? assert.fail('a feed page without a next link')
-  }
-}
 
 /**
  * Replays the feed pet by pet and checks it against the stored pets: each pet has exactly one
@@ -158,7 +143,7 @@ for (const store of testStores()) {
       const outcome = await loadThenKill(await servers.start(env), apiKey, 'events', false)
       const server = await servers.start(env)
       const pets = await listAllPetsOver(server.baseUrl, apiKey)
-      const events = await allEventsOver(server, apiKey)
+      const events = await allEventsOver(server.baseUrl, apiKey)
 
       assert.ok(pets.length >= outcome.acknowledged.length)
       assert.ok(events.every((event) => event.type === 'pet.created'))
@@ -183,7 +168,7 @@ for (const store of testStores()) {
       const outcome = await patchThenKill(server, apiKey, created)
       server = await servers.start(env)
       const pets = await listAllPetsOver(server.baseUrl, apiKey)
-      const events = await allEventsOver(server, apiKey)
+      const events = await allEventsOver(server.baseUrl, apiKey)
 
       assert.equal(pets.length, created.length)
       const updated = events.filter((event) => event.type === 'pet.updated').map((event) => event.data.pet)

@@ -82,7 +82,7 @@ for (const store of testStores()) {
         assert.deepEqual(webhookIds([first, retry]), [answered.eventId, answered.eventId], 'the same event, retried')
         assert.deepEqual([answered.attempt, answered.result, answered.status, answered.error], [1, 'retrying', status, `answered ${status}`])
         assert.ok(at(answered.nextAttemptAt) - at(answered.attemptedAt) >= 2_000, `next attempt recorded ${at(answered.nextAttemptAt) - at(answered.attemptedAt)} ms after the attempt`)
-        assert.deepEqual([delivered.attempt, delivered.result, delivered.status], [2, 'delivered', 204])
+        assert.deepEqual([delivered.attempt, delivered.result, delivered.status, delivered.error], [2, 'delivered', 204, null])
         assert.ok(at(delivered.attemptedAt) >= at(answered.nextAttemptAt), 'the retry was sent before the time recorded')
         assert.ok(retry.at >= at(answered.nextAttemptAt), 'the retry arrived before the time recorded')
         assert.ok(retry.at - first.at >= 2_000, `the retry arrived ${retry.at - first.at} ms after the first attempt`)

@@ -3,6 +3,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Database } from '../../src/infra/database/sqlite/driver.js'
 import { EVENTS_RECORDED_CHANNEL } from '../../src/infra/database/commit-signal.js'
+import { watchRecordedEvents } from '../../src/infra/database/watch-recorded-events.js'
 import type { EventType } from '../../src/capabilities/events/index.js'
 import { generateWebhookSecret } from '../../src/capabilities/webhooks/signature.js'
 import { buildTestApp, createdPet, testStores, type StoreKind, type TestApp } from '../helpers/build-app.js'
@@ -80,6 +81,37 @@ for (const store of testStores()) {
       // the poll is 600 s away: 5 s is only a deadline, far below it
       const delivered = await receiver.waitFor(2, 5_000)
       assert.deepEqual(delivered.map((webhook) => JSON.parse(webhook.body).type).sort(), ['order.created', 'order.updated'])
+    })
+
+    test('When an endpoint is enabled again or an event resent, then this instance\'s dispatcher wakes at once, and what wakes the stream\'s tail and the buses (the events signal and channel) stays quiet: no event was recorded', async (t) => {
+      const receiver = await webhookReceiver(t)
+      const api = await appWithEndpoint(t, store, receiver, NO_POLL)
+      const [endpoint] = await api.app.webhookStore.listWebhookEndpoints()
+      const id = endpoint!.id
+      await api.app.webhookStore.updateWebhookEndpoint(id, { enabled: false }, new Date())
+      const pet = await createdPet(api, { name: 'Rex', categoryId: 1 })
+      // what the tail and every bus relay wake on, this instance's signal and other instances' channel alike
+      let woken = 0
+      const unwatch = watchRecordedEvents(api.app.database, () => { woken++ })
+      t.after(unwatch)
+      // listening connects on PostgreSQL, and (re)starting to listen calls its subscribers once: settle before counting
+      await delay(500)
+      woken = 0
+
+      const enabled = await api.app.webhookStore.updateWebhookEndpoint(id, { enabled: true }, new Date())
+      assert.equal(enabled.outcome, 'changed')
+      // the poll is 600 s away: 5 s is only a deadline, far below it
+      const [first] = await receiver.waitFor(1, 5_000)
+      assert.equal(String(JSON.parse(first!.body).data.pet.id), String(pet.id), 'the delivery waiting while the endpoint was disabled')
+      const eventId = Number(JSON.parse(first!.body).id)
+      await delay(200)
+      const resent = await api.app.webhookDeliveryLog.resendWebhookEvent(id, eventId)
+      assert.equal(resent.outcome, 'queued')
+      const [, again] = await receiver.waitFor(2, 5_000)
+      assert.equal(JSON.parse(again!.body).id, JSON.parse(first!.body).id, 'the event resent')
+      // a notification on the events channel would have arrived by now
+      await delay(500)
+      assert.equal(woken, 0, 'the stream\'s tail and the buses were woken for deliveries made due, not events recorded')
     })
 
     test('When an endpoint is idle, then the delivery loop keeps looking but writes nothing and takes no write lock', async (t) => {

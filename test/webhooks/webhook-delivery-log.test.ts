@@ -64,7 +64,7 @@ for (const kind of testStores()) {
         ? { ...sent(later(now, 3_000), 204), delivered: true }
         : { ...sent(later(now, 3_000), undefined), delivered: false, error: 'timed out', retryAt: undefined, disable: false })
 
-      const all = await log.listWebhookAttempts(id, { failedOnly: false, limit: 10 })
+      const all = await log.listWebhookAttempts(id, { limit: 10 })
       assert.deepEqual(all?.map(({ eventId, eventType, attempt, attemptedAt, durationMs, result, status, error, nextAttemptAt }) =>
         [eventId, eventType, attempt, attemptedAt, durationMs, result, status, error, nextAttemptAt]), [
         [second, 'pet.created', 2, later(now, 2_995).toISOString(), 5, 'failed', null, 'timed out', null],
@@ -72,11 +72,11 @@ for (const kind of testStores()) {
         [second, 'pet.created', 1, later(now, -5).toISOString(), 5, 'retrying', 503, 'answered 503', later(now, 3_000).toISOString()],
         [first, 'pet.created', 1, later(now, -5).toISOString(), 5, 'retrying', 503, 'answered 503', later(now, 2_000).toISOString()]
       ])
-      assert.deepEqual((await log.listWebhookAttempts(id, { failedOnly: true, limit: 10 }))?.map(({ eventId, attempt }) => [eventId, attempt]),
+      assert.deepEqual((await log.listWebhookAttempts(id, { result: 'failed', limit: 10 }))?.map(({ eventId, attempt }) => [eventId, attempt]),
         [[second, 2], [second, 1], [first, 1]])
-      assert.deepEqual((await log.listWebhookAttempts(id, { failedOnly: false, limit: 1 }))?.map(({ eventId, attempt }) => [eventId, attempt]), [[second, 2]])
-      assert.deepEqual(await log.listWebhookAttempts(quiet, { failedOnly: false, limit: 10 }), [], 'an endpoint without attempts')
-      assert.equal(await log.listWebhookAttempts(quiet + 1, { failedOnly: false, limit: 10 }), undefined, 'an unknown endpoint')
+      assert.deepEqual((await log.listWebhookAttempts(id, { limit: 1 }))?.map(({ eventId, attempt }) => [eventId, attempt]), [[second, 2]])
+      assert.deepEqual(await log.listWebhookAttempts(quiet, { limit: 10 }), [], 'an endpoint without attempts')
+      assert.equal(await log.listWebhookAttempts(quiet + 1, { limit: 10 }), undefined, 'an unknown endpoint')
     })
 
     test('When a lease was taken over, then the former holder\'s attempts are not logged', async (t) => {
@@ -91,7 +91,7 @@ for (const kind of testStores()) {
 
       await webhooks.recordWebhookAttempts(stale, due.map(({ eventId }) => ({ eventId, outcome: { ...sent(now, 204), delivered: true } })), later(now, LEASE_MS))
 
-      assert.deepEqual(await log.listWebhookAttempts(id, { failedOnly: false, limit: 10 }), [])
+      assert.deepEqual(await log.listWebhookAttempts(id, { limit: 10 }), [])
     })
 
     test('When given-up deliveries are retried, then each whose event is retained is due at once, oldest first, with the whole schedule again; those whose event is gone stay given up', async (t) => {
@@ -137,7 +137,7 @@ for (const kind of testStores()) {
       const [, kept] = await attemptAll(webhooks, claimed, now, () => ({ ...sent(now, 204), delivered: true }))
 
       await events.purgeEventsBefore(between, 100)
-      const afterRetention = await log.listWebhookAttempts(id, { failedOnly: false, limit: 10 })
+      const afterRetention = await log.listWebhookAttempts(id, { limit: 10 })
       await webhooks.removeWebhookEndpoint(id)
       const left = await execSql(databaseUrl, 'SELECT count(*) AS n FROM webhook_attempts')
 

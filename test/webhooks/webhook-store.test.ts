@@ -214,10 +214,11 @@ for (const kind of testStores()) {
 
       assert.equal(whileDisabled, undefined)
       assert.equal(disabledAt, now.toISOString())
-      assert.deepEqual([enabled?.before.disabledAt, enabled?.after.disabledAt], [now.toISOString(), null])
+      assert.ok(enabled.outcome === 'changed')
+      assert.deepEqual([enabled.before.disabledAt, enabled.after.disabledAt], [now.toISOString(), null])
       assert.equal((await webhooks.listWebhookEndpoints())[0]?.disabledAt, null)
       assert.deepEqual({ id: afterEnabling?.id, failingSince: afterEnabling?.failingSince }, { id, failingSince: null })
-      assert.equal(await webhooks.updateWebhookEndpoint(id + 1000, { enabled: true }, now), undefined)
+      assert.deepEqual(await webhooks.updateWebhookEndpoint(id + 1000, { enabled: true }, now), { outcome: 'not_found' })
     })
 
     test('When an endpoint\'s event types are changed, then its deliveries of a type no longer wanted are dropped, waiting and given up alike, and the others kept', async (t) => {
@@ -235,8 +236,9 @@ for (const kind of testStores()) {
 
       const changed = await webhooks.updateWebhookEndpoint(id, { eventTypes: ['pet.created'] }, now)
 
-      assert.deepEqual([changed?.before.waiting, changed?.before.failed], [2, 1])
-      assert.deepEqual([changed?.after.eventTypes, changed?.after.waiting, changed?.after.failed], [['pet.created'], 2, 0], 'the given-up pet.updated is dropped, the two pet.created kept')
+      assert.ok(changed.outcome === 'changed')
+      assert.deepEqual([changed.before.waiting, changed.before.failed], [2, 1])
+      assert.deepEqual([changed.after.eventTypes, changed.after.waiting, changed.after.failed], [['pet.created'], 2, 0], 'the given-up pet.updated is dropped, the two pet.created kept')
     })
 
     test('When a secret is rotated, then both secrets sign until the given time, and the new one alone after it', async (t) => {
@@ -287,6 +289,7 @@ for (const kind of testStores()) {
       const { store, webhooks, databaseUrl } = await openFresh(t, kind)
       const created = await webhooks.createWebhookEndpoint({ name: 'crm', url: 'https://crm.example.com/in', eventTypes: ['pet.created'], secret: SECRET }, new Date('2026-11-25T09:30:00.000Z'))
       await addEndpoint(webhooks)
+      await addEndpoint(webhooks, ['pet.updated'])
       await createPet(store)
       const now = new Date()
       const claimed = await claim(webhooks, now)
@@ -294,11 +297,12 @@ for (const kind of testStores()) {
 
       const listed = await webhooks.listWebhookEndpoints()
 
-      const none = { disabledAt: null, waiting: 0, failed: 0, lastSuccessAt: null, lastFailureAt: null, lastFailure: null }
+      const none = { description: null, rateLimit: null, signing: 'hmac-sha256', publicKey: null, disabledAt: null, waiting: 0, failed: 0, lastSuccessAt: null, lastFailureAt: null, lastFailure: null }
       assert.deepEqual(created, { id: created.id, name: 'crm', url: 'https://crm.example.com/in', eventTypes: ['pet.created'], createdAt: '2026-11-25T09:30:00.000Z', ...none })
-      assert.deepEqual(listed.map(({ id, waiting }) => ({ id, waiting })), [{ id: created.id, waiting: 1 }, { id: created.id + 1, waiting: 0 }])
+      // the first's delivery is queued; the second's event waits to be scheduled; the third wants no pet.created
+      assert.deepEqual(listed.map(({ id, waiting }) => ({ id, waiting })), [{ id: created.id, waiting: 1 }, { id: created.id + 1, waiting: 1 }, { id: created.id + 2, waiting: 0 }])
       assert.doesNotMatch(JSON.stringify(listed), /whsec_/)
-      assert.equal(await execSql(databaseUrl, 'SELECT secret FROM webhook_endpoints').then((rows) => rows.length), 2)
+      assert.equal(await execSql(databaseUrl, 'SELECT secret FROM webhook_endpoints').then((rows) => rows.length), 3)
     })
 
     test('When an endpoint is removed, then its queue goes with it', async (t) => {

@@ -46,6 +46,10 @@ for (const store of testStores()) {
         name: 'mailer',
         url: 'https://93.184.215.14/hooks',
         eventTypes: ['pet.updated'],
+        description: null,
+        rateLimit: null,
+        signing: 'hmac-sha256',
+        publicKey: null,
         createdAt: undefined,
         disabledAt: null,
         waiting: 0,
@@ -101,7 +105,7 @@ for (const store of testStores()) {
         [['webhooks', 'rotate-secret'], /needs the numeric id/],
         [['webhooks', 'update', '--name', 'shop'], /webhooks update needs the numeric id/],
         [['webhooks', 'disable'], /webhooks disable needs the numeric id/],
-        [['webhooks', 'frobnicate'], /unknown webhooks action "frobnicate"; the actions are add, list, update, remove, rotate-secret, disable, enable, test, deliveries or retry/],
+        [['webhooks', 'frobnicate'], /unknown webhooks action "frobnicate"; the actions are add, list, update, remove, rotate-secret, disable, enable, test, deliveries, retry, resend or recover/],
         [['webhooks', 'test'], /webhooks test needs the numeric id/],
         [['webhooks', 'test', '1', '2'], /webhooks test needs the numeric id/],
         [['webhooks', 'deliveries', '0'], /webhooks deliveries needs the numeric id/],
@@ -132,6 +136,25 @@ for (const store of testStores()) {
       assert.equal(outside.code, 2, outside.stdout)
       assert.match(outside.stderr, /192\.0\.2\.200 is in 192\.0\.2\.0\/24, Documentation/)
       assert.deepEqual((await listJson(cli)).map((endpoint) => endpoint.url), ['https://192.0.2.10/hooks'])
+    })
+
+    test('When add accepts a URL only because WEBHOOK_ALLOW_* in its own environment allows it, then it reminds that every server instance needs the same settings; a public https: URL gets no reminder', async (t) => {
+      const cli = await cliOnFreshDatabase(t, store, { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOWED_NETWORKS: '192.0.2.0/25' })
+      const open = await cliOnFreshDatabase(t, store, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
+
+      const insideOverHttp = await cli.run('webhooks', 'add', 'http://192.0.2.10/hooks')
+      const publicOverHttp = await cli.run('webhooks', 'add', 'http://93.184.215.14/hooks', '--json')
+      const publicOverHttps = await cli.run('webhooks', 'add', 'https://93.184.215.14/hooks')
+      const privateAddress = await open.run('webhooks', 'add', 'https://10.1.2.3/hooks', '--json')
+
+      for (const result of [insideOverHttp, publicOverHttp, publicOverHttps, privateAddress]) assert.equal(result.code, 0, result.stderr)
+      const reminder = (settings: string, id: number): RegExp => new RegExp(`^petstore: note: \\S+ is accepted because this command's environment sets ${settings}; ` +
+        `every server instance needs the same, or it refuses each delivery to endpoint ${id} \\("refused: …" in webhooks deliveries ${id}\\)\\.$`, 'm')
+      assert.match(insideOverHttp.stderr, reminder('WEBHOOK_ALLOW_HTTP=true and WEBHOOK_ALLOWED_NETWORKS=192\\.0\\.2\\.0/25', 1))
+      assert.match(publicOverHttp.stderr, reminder('WEBHOOK_ALLOW_HTTP=true', 2))
+      assert.equal(JSON.parse(publicOverHttp.stdout).endpoint.id, 2, 'with --json the document stays whole on stdout')
+      assert.equal(publicOverHttps.stderr, '', 'a public https: URL needs nothing of the server')
+      assert.match(privateAddress.stderr, reminder('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', 1))
     })
 
     test('When a command names an endpoint that does not exist, then it says so, naming the database, exits 1 and changes nothing', async (t) => {
@@ -167,7 +190,7 @@ for (const store of testStores()) {
         [['--events', ''], /^petstore: webhooks update: --events must be a comma-separated list of /m],
         [['--name', '  '], /^petstore: webhooks update: --name must have 1 to 100 characters$/m],
         [['--name', 'x'.repeat(101)], /^petstore: webhooks update: --name must have 1 to 100 characters$/m],
-        [[], /^petstore: webhooks update: nothing to change: give --events, --name or both$/m],
+        [[], /^petstore: webhooks update: nothing to change: give --events, --name, --url, --description or --rate-limit$/m],
         [['--json'], /nothing to change/]
       ]
       for (const [options, message] of cases) {
@@ -182,7 +205,7 @@ for (const store of testStores()) {
       const changed = await cli.run('webhooks', 'update', String(id), '--events', 'pet.updated,pet.created', '--json')
 
       assert.equal(same.code, 0, same.stderr)
-      assert.match(same.stdout, new RegExp(`^Webhook endpoint ${id} in .* already has that name and those event types; nothing to do\\.$`, 'm'))
+      assert.match(same.stdout, new RegExp(`^Webhook endpoint ${id} in .* already has those settings; nothing to do\\.$`, 'm'))
       assert.equal(changed.code, 0, changed.stderr)
       const document = JSON.parse(changed.stdout) as { database: string, id: number, changed: boolean, endpoint: Record<string, unknown> }
       assert.deepEqual({ database: document.database, id: document.id, changed: document.changed, eventTypes: document.endpoint.eventTypes, name: document.endpoint.name },

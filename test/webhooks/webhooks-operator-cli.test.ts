@@ -9,6 +9,7 @@ import { describeDatabase } from '../../src/infra/database/open-database.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../helpers/databases.js'
 import { bearer, strongApiKey } from '../helpers/live-server.js'
 import { childEnv, freePort, runCli, serverProcesses, type CliResult, type ServerProcess } from '../helpers/processes.js'
+import { openStores } from '../helpers/stores.js'
 import { eventually } from '../helpers/webhook-endpoints.js'
 import { webhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js'
 
@@ -86,7 +87,7 @@ for (const store of testStores()) {
         const body = new Webhook(secret).verify(request.body, headersOf(request))
         assert.ok(isTestMessage(body), `${request.body}: ${JSON.stringify(isTestMessage.errors)}`)
         assert.deepEqual({ ...(body as unknown as Record<string, unknown>), timestamp: undefined }, {
-          type: 'webhook.test', timestamp: undefined, data: { endpointId: id, message: 'A test message sent by npx petstore webhooks test: not an event of the feed.' }
+          type: 'webhook.test', timestamp: undefined, data: { endpointId: id, message: 'A test message (npx petstore webhooks test, or POST /v1/webhook-endpoints/{endpointId}/test): not an event of the feed.' }
         })
         assert.match(String(request.headers['webhook-id']), /^test_[\w-]{16}$/)
       }
@@ -107,6 +108,37 @@ for (const store of testStores()) {
       assert.equal(refused.code, 1)
       assert.match(refused.stderr, /not delivered: refused: 127\.0\.0\.1 is in 127\.0\.0\.0\/8, Loopback/)
       assert.equal(receiver.received.length, 0)
+    })
+
+    test('When a disabled endpoint has deliveries queued and events of its types are recorded meanwhile, then `webhooks list` counts as waiting what `webhooks enable` then delivers', async (t) => {
+      const setup = await freshSetup(t, store)
+      const receiver = await webhookReceiver(t)
+      const { id } = await addEndpoint(setup, receiver.url)
+      const stores = await openStores(t, store, setup.databaseUrl)
+      const pets = [await stores.pets.createPet({ name: 'Rex', categoryId: 1, status: 'available' }), await stores.pets.createPet({ name: 'Fido', categoryId: 1, status: 'available' })]
+      // queued as an instance's dispatcher queues them before it sends them: scheduled, then the lease given back
+      const claim = await stores.webhooks.claimWebhookEndpoint(new Date(), 60_000, 'a-stopped-instance', true)
+      assert.ok(claim !== undefined)
+      assert.equal(await stores.webhooks.scheduleWebhookDeliveries(claim, 100), 2)
+      await stores.webhooks.releaseWebhookEndpoint(claim, new Date())
+      assert.equal((await setup.cli('webhooks', 'disable', String(id))).code, 0)
+      // recorded while it is disabled: nothing schedules them until it is enabled; a pet.updated is not of its types
+      for (const name of ['Bella', 'Max', 'Luna']) pets.push(await stores.pets.createPet({ name, categoryId: 1, status: 'available' }))
+      assert.equal((await stores.pets.updatePet(pets[0]?.id ?? 0, { name: 'Rex II' })).outcome, 'updated')
+
+      const [listed] = (await json<{ endpoints: Array<{ id: number, waiting: number, disabledAt: string | null }> }>(setup, 'webhooks', 'list')).endpoints
+      const table = await setup.cli('webhooks', 'list')
+
+      assert.deepEqual({ id: listed?.id, waiting: listed?.waiting, disabled: listed?.disabledAt !== null }, { id, waiting: 5, disabled: true },
+        'the two deliveries queued and the three pet.created recorded while it was disabled')
+      assert.match(table.stdout, new RegExp(`^${id}\\s.*\\s5\\s+0\\s+-\\s+-$`, 'm'), 'the table\'s WAITING column')
+
+      const key = strongApiKey()
+      await serverProcesses(t).start({ DATABASE_URL: setup.databaseUrl, PETSTORE_API_KEYS: key, ...RECEIVER_ENV })
+      assert.equal((await setup.cli('webhooks', 'enable', String(id))).code, 0)
+      await eventually(async () => (await json<{ endpoints: Array<{ waiting: number }> }>(setup, 'webhooks', 'list')).endpoints[0]?.waiting === 0, 'every waiting delivery is made')
+      const created = (await execSql(setup.databaseUrl, "SELECT id FROM events WHERE type = 'pet.created' ORDER BY id")).map((row) => String(row.id))
+      assert.deepEqual(ids(receiver.received).sort(), created.sort(), 'enabling it delivered the five it counted, each once')
     })
 
     test('When deliveries are given up, then `webhooks deliveries` shows every attempt, and after `webhooks retry` a running instance is woken and delivers them oldest first, its lag on /metrics', async (t) => {

@@ -60,7 +60,11 @@ function rawValueArbitrary (api: ApiDescription, schemaOrRef: Schema): fc.Arbitr
       return fc.record(shape, { requiredKeys: required.filter((name) => name in properties) })
     }
     case 'string':
-      return textArbitrary(Number(schema.minLength ?? 0), Number(schema.maxLength ?? 200))
+      // a pattern random text almost never matches (a date-time) is drawn from the pattern itself; one it usually
+      // matches (a name's "no control characters", written with Unicode properties) from text, as any string
+      return typeof schema.pattern === 'string' && !schema.pattern.includes('\\p{')
+        ? fc.stringMatching(new RegExp(schema.pattern)).filter((text) => text.length <= Number(schema.maxLength ?? Infinity))
+        : textArbitrary(Number(schema.minLength ?? 0), Number(schema.maxLength ?? 200))
     case 'integer':
       return integerArbitrary(schema.minimum as number | bigint | undefined ?? Number.MIN_SAFE_INTEGER, schema.maximum as number | bigint | undefined ?? Number.MAX_SAFE_INTEGER)
     case 'number': return fc.double({ noNaN: true, noDefaultInfinity: true })

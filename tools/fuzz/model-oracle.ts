@@ -56,8 +56,9 @@ export class ModelOracle {
       if (status === 401 && challenge !== expected) problems.push(`WWW-Authenticate is ${JSON.stringify(challenge)}, expected ${JSON.stringify(expected)}`)
       return problems
     }
-    if (operation.parameters.some((parameter) => parameter.in === 'path' && sent.values.get(`path:${parameter.name}`)?.[0] === '')) {
-      // an empty path parameter leaves the path ending in "/", which no route serves (before any parameter is looked at)
+    if (operation.parameters.some((parameter) => parameter.in === 'path' && operation.path.endsWith(`{${parameter.name}}`) && sent.values.get(`path:${parameter.name}`)?.[0] === '')) {
+      // an empty last path parameter leaves the path ending in "/", which no route serves (before any parameter is looked at);
+      // an empty one inside the path (`/webhook-endpoints//test`) is routed, and refused by the route as any bad value is
       expect([404], 'the path ends in "/"')
       return problems
     }
@@ -66,7 +67,9 @@ export class ModelOracle {
       // query validation comes after the body is parsed and validated: a body that fails first decides the answer, and a
       // valid body under a content type a server may read either way (unsure) may still be refused as it is read (415)
       const verdict = operation.bodySchema === undefined ? undefined : this.#judgeBody(request, operation, sent)
-      const statuses = verdict?.kind === 'expect' ? verdict.statuses : verdict?.kind === 'unsure' ? [400, 415] : [400]
+      // an operation that takes no body (a webhook endpoint's rotate, test, delete) still judges one that is declared or sent, before the query
+      const unasked = operation.bodySchema === undefined && (sent.headers['content-type'] !== undefined || (sent.bytes?.length ?? 0) > 0)
+      const statuses = verdict?.kind === 'expect' ? verdict.statuses : verdict?.kind === 'unsure' || unasked ? [400, 413, 415] : [400]
       expect(statuses, `query parameter ${JSON.stringify(shorten(unknown, 40))} is not documented`)
       return problems
     }

@@ -26,7 +26,7 @@ export interface ServerProcessOptions {
   installation?: string
   /** Its working directory; the installation by default. */
   cwd?: string
-  /** A TypeScript file to run through tsx instead of the service (a benchmark's baseline or peer). */
+  /** A file to run instead of the service (a benchmark's baseline or peer): TypeScript through tsx, JavaScript as it is. */
   script?: string
   /** CPUs to pin it to (`taskset -c`), where pinning is available. */
   cpuList?: string
@@ -65,7 +65,7 @@ export class ServerProcess {
     const root = options.installation ?? PROJECT_ROOT
     const execPath = options.node ?? process.execPath
     const node = options.script !== undefined
-      ? [execPath, '--import', TSX_LOADER, resolve(root, options.script)]
+      ? [execPath, ...options.script.endsWith('.ts') ? ['--import', TSX_LOADER] : [], resolve(root, options.script)]
       : options.entry === 'build' ? [execPath, join(root, 'dist/bin/server.js')] : [execPath, '--import', TSX_LOADER, join(root, 'src/bin/server.ts')]
     const [command, ...args] = pinnedCommand(options.cpuList, node)
     const stdout = options.stdout ?? 'keep'

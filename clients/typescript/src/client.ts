@@ -1,3 +1,4 @@
+import { categoryOperations, type CategoryOperations } from './categories.js'
 import { getPetDeprecationWarning } from './deprecation.js'
 import { endpoint, expectShape, isObject } from './answers.js'
 import { findLink } from './link-header.js'
@@ -5,6 +6,7 @@ import { orderOperations, type OrderOperations } from './orders.js'
 import { checkPollInterval, resolveOptions, type ClientOptions, type RequestOptions } from './options.js'
 import { followEvents } from './follow.js'
 import { send } from './transport.js'
+import { webhookEndpointOperations, type WebhookEndpointOperations } from './webhook-endpoints.js'
 import type { EventPage, Int64, ListEventsQuery, ListPetsQuery, NewPet, Pet, PetPage, PetPatch, PetStoreEvent, UpdatedPet } from './types.js'
 
 /** Options of `createPet`. */
@@ -76,11 +78,21 @@ export interface PetStoreClient extends OrderOperations {
    * after `after` were already deleted by retention: resynchronize from `listPets`, then follow again.
    */
   listEvents (query?: ListEventsQuery, options?: RequestOptions): Promise<EventPage>
+  /**
+   * One event by id (beta), as `listEvents` and `events.follow` yield it: to look up the event a webhook delivery
+   * (`webhook-id`) or a stream message named. Fails with 404 `event_not_found` when no event was recorded with the id,
+   * and 410 `events_expired` when retention deleted it.
+   */
+  getEvent (eventId: number, options?: RequestOptions): Promise<PetStoreEvent>
   /** Helpers over the pet collection. */
   readonly pets: {
     /** Every pet (with `status`, every pet that has it), page after page, following the `next` links. */
     all (query?: AllPetsQuery, options?: RequestOptions): AsyncGenerator<Pet, void, undefined>
   }
+  /** The webhook endpoints and their deliveries (beta; admin keys only). */
+  readonly webhookEndpoints: WebhookEndpointOperations
+  /** The categories pets carry, their names and their pets by status (beta). */
+  readonly categories: CategoryOperations
   /** Helpers over the change feed (beta). */
   readonly events: {
     /**
@@ -140,8 +152,15 @@ export function createClient (options: ClientOptions): PetStoreClient {
 
   return {
     ...orderOperations(settings),
+    webhookEndpoints: webhookEndpointOperations(settings),
+    categories: categoryOperations(settings),
     listPets,
     listEvents,
+
+    async getEvent (eventId, { signal } = {}) {
+      const answer = await send(settings, { operation: 'getEvent', method: 'GET', url: endpoint(settings, `/events/${encodeURIComponent(String(eventId))}`), signal })
+      return expectShape(isObject(answer.body), answer.body as PetStoreEvent, 'getEvent', answer)
+    },
 
     async createPet (pet, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) {
       const answer = await send(settings, {

@@ -101,7 +101,9 @@ async function * streamEvents (settings: ClientSettings, query: ListEventsQuery,
   }
   let progressed = false
   try {
-    const response = await settings.fetch(url, { method: 'GET', headers, redirect: 'manual', signal: connection.signal })
+    // called unbound, as transport.ts calls it: a browser's fetch refuses any `this` but the window
+    const { fetch } = settings
+    const response = await fetch(url, { method: 'GET', headers, redirect: 'manual', signal: connection.signal })
     if (!response.ok || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
       const text = await response.text()
       if (response.ok || response.status === 406 || response.status === 429 || response.status === 503) {
@@ -123,7 +125,10 @@ async function * streamEvents (settings: ClientSettings, query: ListEventsQuery,
         onRetry: (ms) => { position.reconnectMs = ms }
       }))
     if (messages === undefined) return { kind: 'ended', progressed }
-    for await (const message of messages) {
+    // a reader, not `for await`: Safari cannot iterate a ReadableStream
+    const reader = messages.getReader()
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      const message = next.value
       heard()
       // the service's last message when it ends the stream for a reason to act on (retention passed the position):
       // the Error the same request answers as JSON, thrown as that answer's error is

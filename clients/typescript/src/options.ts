@@ -8,7 +8,7 @@ export interface ClientOptions {
   baseUrl: string
   /** The API key, sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string
-  /** The fetch to use (default: the global one, Node ≥ 20). */
+  /** The fetch to use (default: the global one); called as a plain function, never as a method of anything. */
   fetch?: typeof globalThis.fetch
   /**
    * Retries after a failed attempt (default 3, so 4 attempts at most; 0 turns retrying off).

@@ -25,7 +25,7 @@ export interface TransportSettings {
 /** One call of an operation, sent until it succeeds or may not be retried any more. */
 export interface ApiRequest {
   operation: OperationName
-  method: 'GET' | 'POST' | 'PATCH'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   url: URL
   /** Sent as JSON (a bigint as its digits). */
   body?: unknown
@@ -96,7 +96,9 @@ async function attemptOnce (settings: TransportSettings, request: ApiRequest, in
   let response: Response
   let text: string
   try {
-    response = await settings.fetch(request.url, { ...init, signal })
+    // called unbound: a browser's fetch refuses any `this` but the window ("Illegal invocation")
+    const { fetch } = settings
+    response = await fetch(request.url, { ...init, signal })
     text = await response.text()
   } catch (error) {
     if (request.signal?.aborted === true) throw request.signal.reason
@@ -113,6 +115,8 @@ async function attemptOnce (settings: TransportSettings, request: ApiRequest, in
   request.onAnswer?.(response)
   const json = parseBody(text)
   if (response.ok) {
+    // 204 No Content (a delete): nothing to read
+    if (response.status === 204) return { response, body: undefined }
     if (json.ok) return { response, body: json.value }
     return {
       code: 'unexpected_response',

@@ -116,3 +116,74 @@ export interface OrderPage {
   /** Where the next page starts (from the `next` link); absent on the last page. Pass it back as `cursor` with the same filters. */
   nextCursor?: string
 }
+
+/** A webhook endpoint (beta): where events are delivered, its settings and its health; never its secret. */
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint']
+
+/** An endpoint as `webhookEndpoints.create` answers it: with its `secret` (`hmac-sha256`) shown once. */
+export type CreatedWebhookEndpoint = components['schemas']['CreatedWebhookEndpoint']
+
+export type NewWebhookEndpoint = components['schemas']['NewWebhookEndpoint']
+
+export type WebhookEndpointPatch = components['schemas']['WebhookEndpointPatch']
+
+export type RotatedWebhookSecret = components['schemas']['RotatedWebhookSecret']
+
+export type WebhookTestResult = components['schemas']['WebhookTestResult']
+
+export type WebhookAttempt = components['schemas']['WebhookAttempt']
+
+export type WebhookRecovery = components['schemas']['WebhookRecovery']
+
+export type WebhookRecovered = components['schemas']['WebhookRecovered']
+
+export type WebhookResent = components['schemas']['WebhookResent']
+
+export type ListWebhookEndpointsQuery = NonNullable<operations['listWebhookEndpoints']['parameters']['query']>
+
+export type ListWebhookAttemptsQuery = NonNullable<operations['listWebhookAttempts']['parameters']['query']>
+
+export interface TaggedWebhookEndpoint {
+  endpoint: WebhookEndpoint
+  /** The endpoint's current `ETag`: pass it as `ifMatch` to `webhookEndpoints.update` to change it only if nobody changed its settings in between. */
+  etag: string
+}
+
+export interface WebhookEndpointPage {
+  /** The endpoints of this page, in `id` order. */
+  endpoints: WebhookEndpoint[]
+  /** Where the next page starts (from `Link: <…>; rel="next"`); absent on the last page. */
+  nextCursor?: string
+}
+
+export interface WebhookAttemptPage {
+  /** The attempts of this page, newest first. */
+  attempts: WebhookAttempt[]
+  /** Where the next page starts (from `Link: <…>; rel="next"`); absent on the last page. Pass it back with the same `status`. */
+  nextCursor?: string
+}
+
+/** A category (beta): a `categoryId` pets carry, or one given a name, or both, with its pets by status; `name` is `null` while none was given. */
+export type Category = components['schemas']['Category']
+
+/** What `categories.put` sets. */
+export type CategoryName = components['schemas']['CategoryName']
+
+/** A `category.updated` event: a category named or renamed. */
+export type CategoryUpdatedEvent = components['schemas']['CategoryUpdatedEvent']
+
+export type ListCategoriesQuery = NonNullable<operations['listCategories']['parameters']['query']>
+
+export interface CategoryPage {
+  /** The categories of this page, in `id` order (int64 order: negative ids first). */
+  categories: Category[]
+  /** Where the next page starts (from `Link: <…>; rel="next"`); absent on the last page. */
+  nextCursor?: string
+}
+
+/** What `categories.get` and `categories.put` answer: the category and its entity tag. */
+export interface TaggedCategory {
+  category: Category
+  /** The category's current `ETag`: it changes when its name or its pets do. */
+  etag: string
+}

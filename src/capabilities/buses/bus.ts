@@ -6,19 +6,31 @@ export const CLOUDEVENTS_CONTENT_TYPE = 'application/cloudevents+json'
 /** How long a broker gets to accept a connection, and to acknowledge a batch, before the attempt fails. */
 export const BROKER_TIMEOUT_MS = 5_000
 
-/** One event as a message: its id (the broker's message id, for deduplication), its type (the subject or routing key) and its body. */
+/**
+ * One event as a message: its message id (`<deployment id>:<event id>`, the broker's key for deduplication, unique
+ * across deployments sharing a broker), its event id, its type (the subject or routing key) and its body.
+ */
 export interface BusMessage {
   readonly id: string
+  readonly eventId: number
   readonly type: string
   /** The CloudEvent, structured JSON mode (cloud-event.ts). */
   readonly body: Buffer
 }
 
+/** What the broker said of a batch it acknowledged. */
+export interface PublishOutcome {
+  /** The messages it answered it already held by their message id (JetStream's duplicate window), in order. */
+  readonly duplicates: readonly BusMessage[]
+}
+
 /**
- * A message broker the events are published to: one file per broker (nats-bus.ts, rabbitmq-bus.ts), so
- * another broker (Kafka) is one more file and one more line in buses-plugin.ts. It connects on first use and,
- * after any failure, drops its connection whole (nothing it buffered is sent later, out of order): the next
- * call connects again.
+ * A message broker the events are published to, one file per broker (nats-bus.ts, rabbitmq-bus.ts). It connects on
+ * first use and, after any failure, drops its connection whole (nothing it buffered is sent later, out of order): the
+ * next call connects again. Another broker (Kafka, say) is, in this folder, its file, its name in `BusName` and a line
+ * each in buses-plugin.ts (its relay), bus-channels.ts (its AsyncAPI channel) and cli.ts (its description); outside
+ * it, its variables in `infra/config/bus-config.ts` (the one config module parses every variable at start), its
+ * client in package.json, and its lines in docs/configuration.md and docs/buses.md.
  */
 export interface Bus {
   readonly name: BusName
@@ -26,10 +38,11 @@ export interface Bus {
   readonly description: string
   /**
    * Publishes `messages` in order, pipelined, and resolves once the broker has acknowledged every one (stored
-   * it); rejects at the first refusal or failure, after {@link BROKER_TIMEOUT_MS} without an answer, or when
-   * `signal` aborts. A rejection says nothing of which were stored: the caller publishes them all again.
+   * it, or said it already held its message id); rejects at the first refusal or failure, after
+   * {@link BROKER_TIMEOUT_MS} without an answer, or when `signal` aborts (the batch's lease is ending). A
+   * rejection says nothing of which were stored: the caller publishes them all again.
    */
-  publish (messages: readonly BusMessage[], signal: AbortSignal): Promise<void>
+  publish (messages: readonly BusMessage[], signal: AbortSignal): Promise<PublishOutcome>
   /** Closes the connection, if one is open. */
   close (): Promise<void>
 }
@@ -46,7 +59,7 @@ export async function withinDeadline<T> (work: Promise<T>, signal: AbortSignal, 
   let onAbort: (() => void) | undefined
   const late = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => { reject(new Error(`${what}: no answer within ${ms} ms`)) }, ms)
-    onAbort = () => { reject(new Error(`${what}: stopped`)) }
+    onAbort = () => { reject(new Error(`${what}: ${signal.reason instanceof Error ? signal.reason.message : 'stopped'}`)) }
     if (signal.aborted) onAbort()
     else signal.addEventListener('abort', onAbort, { once: true })
   })
@@ -78,6 +91,20 @@ export class BrokerConnection<Connected extends { connection: { close: () => Pro
       this.#connecting = connecting
     }
     return this.#connecting
+  }
+
+  /**
+   * Runs `work` on the connection, made within {@link BROKER_TIMEOUT_MS} (`broker` names it in the error), and drops
+   * the connection whole when anything fails: nothing it buffered is sent after the retry, out of order.
+   */
+  async use<T> (signal: AbortSignal, broker: string, work: (connected: Connected) => Promise<T>): Promise<T> {
+    const connecting = this.current()
+    try {
+      return await work(await withinDeadline(connecting, signal, BROKER_TIMEOUT_MS, `connecting to ${broker}`))
+    } catch (error) {
+      this.drop(connecting)
+      throw error
+    }
   }
 
   /** Forgets `connecting` (when still the current one) and closes it: the next use connects again. */

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs'
 import { CommandUsageError, onConfiguredDatabase, type CommandGroup } from '../../infra/cli/command-group.js'
 import type { Config } from '../../infra/config/config.js'
+import { deploymentIdOf, FORGET_DEPLOYMENT_ID_SQLITE } from '../../infra/database/deployment-id.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
 import { describeBrokerUrl } from './bus.js'
+import { eventSourceOf } from './cloud-event.js'
 import { createBusPositionStore } from './store/create-bus-position-store.js'
 import { RELEASE_HELD_BUS_LEASES_SQLITE, WAITING_COUNT_LIMIT, type BusName, type BusStatus } from './store/bus-position-store.js'
 
@@ -16,10 +18,12 @@ export const BUSES_COMMAND_GROUP: CommandGroup = {
       options: { json: { type: 'boolean' } },
       help: `show each message bus the events are relayed to (NATS_URL, AMQP_URL): its position (the last event its broker
 acknowledged), the events waiting and how old the oldest is, its last error, and which instance publishes it now
-(host:pid, while its lease lasts); a bus is listed once a server has run with it configured`
+(host:pid, while its lease lasts); and the deployment's CloudEvents source (urn:uuid:<deployment id>, also the
+prefix of every message id); a bus is listed once a server has run with it configured`
     }
   },
-  restoreReleases: [RELEASE_HELD_BUS_LEASES_SQLITE],
+  // a restored copy reuses event ids its consumers saw after the backup: it takes a new identity (a new `source`)
+  restoreReleases: [RELEASE_HELD_BUS_LEASES_SQLITE, FORGET_DEPLOYMENT_ID_SQLITE],
   run: async ({ values, positionals, env, out, err }) => {
     if (positionals.length > 0) throw new CommandUsageError('buses takes no arguments')
     return await onConfiguredDatabase(env, async (config) => await runBusCommand(values.json === true, config, out, err))
@@ -46,21 +50,23 @@ async function runBusCommand (json: boolean, config: Config, out: Output, err: O
   }
   const { database: opened } = await openDatabase(config.database)
   let buses: BusStatus[]
+  let source: string
   try {
     buses = await createBusPositionStore(opened).listBuses(Date.now())
+    source = eventSourceOf(await deploymentIdOf(opened))
   } finally {
     await opened.close()
   }
   const here = configuredHere(config)
   if (json) {
-    out(JSON.stringify({ database, buses: buses.map((bus) => ({ ...bus, configuredHere: here[bus.bus] ?? null })) }, null, 2))
+    out(JSON.stringify({ database, source, buses: buses.map((bus) => ({ ...bus, configuredHere: here[bus.bus] ?? null })) }, null, 2))
     return 0
   }
   if (buses.length === 0) {
     out(`No message bus in ${database}: a server with NATS_URL or AMQP_URL set lists its bus here once it has started.`)
     return 0
   }
-  out(`Message buses in ${database}:\n\n${buses.map((bus) => formatBus(bus, here[bus.bus], Date.now())).join('\n\n')}`)
+  out(`Message buses in ${database}, every event's CloudEvents source ${source}:\n\n${buses.map((bus) => formatBus(bus, here[bus.bus], Date.now())).join('\n\n')}`)
   return 0
 }
 

@@ -1,16 +1,19 @@
-import { connect, createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node'
+import { connect, createInbox, headers, nanos, type Msg, type NatsConnection } from '@nats-io/transport-node'
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType } from '@nats-io/jetstream'
 import type { NatsBusSettings } from '../../infra/config/bus-config.js'
-import { withinDeadline, BrokerConnection, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage } from './bus.js'
+import { withinDeadline, BrokerConnection, BROKER_TIMEOUT_MS, CLOUDEVENTS_CONTENT_TYPE, describeBrokerUrl, type Bus, type BusMessage, type PublishOutcome } from './bus.js'
+import { subjectMatches } from './nats-subjects.js'
 
 interface Connected {
   connection: NatsConnection
   acks: PublishAcks
+  /** The subjects the stream holds, as its configuration says. */
+  streamSubjects: readonly string[]
 }
 
-/** One message's publish acknowledgement, awaited. */
+/** One message's publish acknowledgement, awaited: true when the stream said it held the message id already. */
 interface Awaited {
-  resolve: () => void
+  resolve: (duplicate: boolean) => void
   reject: (error: Error) => void
 }
 
@@ -30,9 +33,9 @@ class PublishAcks {
   }
 
   /** A reply subject of its own for one message, and the promise of its acknowledgement. */
-  expect (messageId: string): { reply: string, acknowledged: Promise<void> } {
+  expect (messageId: string): { reply: string, acknowledged: Promise<boolean> } {
     const token = String(this.#next++)
-    const acknowledged = new Promise<void>((resolve, reject) => {
+    const acknowledged = new Promise<boolean>((resolve, reject) => {
       this.#awaited.set(token, { resolve, reject: (error) => { reject(new Error(`JetStream did not store event ${messageId}: ${error.message}`)) } })
     })
     // handled here too: a batch given up before all are acknowledged leaves the rest to fail unheard
@@ -55,10 +58,10 @@ class PublishAcks {
       return
     }
     try {
-      const ack = JSON.parse(message.string()) as { stream?: unknown, error?: { description?: unknown } }
+      const ack = JSON.parse(message.string()) as { stream?: unknown, duplicate?: unknown, error?: { description?: unknown } }
       if (ack.error !== undefined) awaited.reject(new Error(String(ack.error.description)))
       else if (typeof ack.stream !== 'string' || ack.stream === '') awaited.reject(new Error('an acknowledgement without a stream'))
-      else awaited.resolve()
+      else awaited.resolve(ack.duplicate === true)
     } catch {
       awaited.reject(new Error('an acknowledgement that is not JSON'))
     }
@@ -66,9 +69,10 @@ class PublishAcks {
 }
 
 /**
- * NATS JetStream: each event to `<prefix>.<type>` in the stream (created when missing, file storage), with
- * `Nats-Msg-Id` the event id, so the stream drops an event published again within its duplicate window, and
- * every publish acknowledgement awaited (a batch's messages all sent, then their acknowledgements awaited together).
+ * NATS JetStream: each event to `<prefix>.<type>` in the stream (created when missing: file storage, the
+ * configured maximum age), with `Nats-Msg-Id` the message id (`<deployment>:<event id>`), so the stream drops an
+ * event published again within its duplicate window and never another deployment's, and every publish
+ * acknowledgement awaited (a batch's messages all sent, then their acknowledgements awaited together).
  * The client's own reconnection is off: after a failure its buffer would be sent on the new connection before the
  * messages lost with the old one, out of order.
  */
@@ -83,29 +87,27 @@ export class NatsBus implements Bus {
     this.description = `NATS JetStream ${describeBrokerUrl(settings.url)}, stream ${settings.stream}, subjects ${settings.subjectPrefix}.>`
   }
 
-  async publish (messages: readonly BusMessage[], signal: AbortSignal): Promise<void> {
-    const connecting = this.#broker.current()
-    try {
-      const { connection, acks } = await withinDeadline(connecting, signal, BROKER_TIMEOUT_MS, 'connecting to NATS')
+  async publish (messages: readonly BusMessage[], signal: AbortSignal): Promise<PublishOutcome> {
+    return await this.#broker.use(signal, 'NATS', async ({ connection, acks, streamSubjects }) => {
+      const subjects = messages.map((message) => `${this.#settings.subjectPrefix}.${message.type}`)
+      this.#checkSubjects(subjects, streamSubjects)
       // all published at once, in order on the one connection; each stored or refused on its own reply subject
-      const acknowledged = Promise.all(messages.map((message) => {
+      const acknowledged = Promise.all(messages.map((message, index) => {
         const header = headers()
         header.set('content-type', CLOUDEVENTS_CONTENT_TYPE)
         header.set('Nats-Msg-Id', message.id)
         const { reply, acknowledged } = acks.expect(message.id)
-        connection.publish(`${this.#settings.subjectPrefix}.${message.type}`, message.body, { headers: header, reply })
+        connection.publish(subjects[index] as string, message.body, { headers: header, reply })
         return acknowledged
       }))
       try {
-        await withinDeadline(acknowledged, signal, BROKER_TIMEOUT_MS, 'publishing to NATS')
+        const duplicate = await withinDeadline(acknowledged, signal, BROKER_TIMEOUT_MS, 'publishing to NATS')
+        return { duplicates: messages.filter((_message, index) => duplicate[index] === true) }
       } catch (error) {
         acks.forget()
         throw error
       }
-    } catch (error) {
-      this.#broker.drop(connecting)
-      throw error
-    }
+    })
   }
 
   async close (): Promise<void> {
@@ -116,25 +118,34 @@ export class NatsBus implements Bus {
     const connection = await connect({ servers: this.#settings.url, name: 'petstore', reconnect: false, timeout: BROKER_TIMEOUT_MS })
     connection.closed().then(lost, () => {})
     try {
-      await this.#ensureStream(connection)
+      return { connection, acks: new PublishAcks(connection), streamSubjects: await this.#ensureStream(connection) }
     } catch (error) {
       await connection.close().catch(() => {})
       throw error
     }
-    return { connection, acks: new PublishAcks(connection) }
   }
 
-  async #ensureStream (connection: NatsConnection): Promise<void> {
+  /** The stream's subjects, the stream created first when it is missing. */
+  async #ensureStream (connection: NatsConnection): Promise<readonly string[]> {
     const manager = await jetstreamManager(connection, { timeout: BROKER_TIMEOUT_MS })
-    const { stream, subjectPrefix } = this.#settings
+    const { stream, subjectPrefix, streamMaxAgeMs } = this.#settings
     try {
-      await manager.streams.info(stream)
+      return (await manager.streams.info(stream)).config.subjects ?? []
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error
       // another instance may create it meanwhile: the same configuration, so an existing one is as good
-      await manager.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`], storage: StorageType.File }).catch(async (added: unknown) => {
-        await manager.streams.info(stream).catch(() => { throw added })
-      })
+      const created = await manager.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`], storage: StorageType.File, max_age: nanos(streamMaxAgeMs) })
+        .catch(async (added: unknown) => await manager.streams.info(stream).catch(() => { throw added }))
+      return created.config.subjects ?? []
+    }
+  }
+
+  /** Refuses, saying why, to publish a subject the stream does not hold (JetStream would answer only "no responders"). */
+  #checkSubjects (subjects: readonly string[], streamSubjects: readonly string[]): void {
+    for (const subject of new Set(subjects)) {
+      if (streamSubjects.some((filter) => subjectMatches(filter, subject))) continue
+      throw new Error(`the stream ${this.#settings.stream} holds the subjects ${streamSubjects.length === 0 ? '(none)' : streamSubjects.join(', ')}, ` +
+        `not ${subject}: add ${this.#settings.subjectPrefix}.> to the stream's subjects, or set NATS_SUBJECT_PREFIX (or NATS_STREAM) to match it`)
     }
   }
 }

@@ -87,10 +87,9 @@ export function pageDocumentOf (document: Readonly<Record<string, unknown>>): Re
 }
 
 /**
- * The page: @fastify/swagger-ui in an app of its own, on the served documents, built once (by
- * {@link ReferencePage.prepare} when the server listens, or by the first request before that).
- * @fastify/swagger-ui and the static file server it brings were about a sixth of start-up, so they are
- * loaded after the listen, not before it (docs/performance.md#start-up).
+ * The page: @fastify/swagger-ui in an app of its own, on the served documents, built once, by the first
+ * request for it. @fastify/swagger-ui and the static file server it brings were about a sixth of start-up,
+ * and with the documents 16 MB of an idle instance (docs/performance.md#start-up).
  */
 export class ReferencePage {
   readonly #app: FastifyInstance
@@ -102,17 +101,14 @@ export class ReferencePage {
     this.documents = documents
   }
 
-  /** The documents, then the page. */
-  async prepare (): Promise<void> {
-    await this.documents.texts()
-    await this.page()
-  }
-
   async page (): Promise<FastifyInstance> {
-    this.#page ??= buildPage(this.#app).catch((error: unknown) => {
-      this.#page = undefined
-      throw error
-    })
+    if (this.#page === undefined) {
+      this.#page = buildPage(this.#app).catch((error: unknown) => {
+        this.#page = undefined
+        throw error
+      })
+      this.#app.ignoreLoadDuring(this.#page)
+    }
     return this.#page
   }
 }

@@ -1,13 +1,6 @@
 import type { Config } from '../../infra/config/config.js'
-import type { EventTypeDefinition } from '../events/index.js'
-import { NATS_CHANNEL, RABBITMQ_CHANNEL } from './asyncapi-bus-channels.js'
-import { channelsOf, EVENT_STREAM_CHANNEL, WEBHOOKS_CHANNEL, type AsyncApiChannel, type AsyncApiContext } from './asyncapi-channels.js'
+import type { AsyncApiChannel, AsyncApiContext, EventTypeDefinition } from '../events/index.js'
 
-/**
- * Every way to receive the events, in the document's order: a new one (a Kafka topic) is one more
- * {@link AsyncApiChannel} here; a bus's is in the document only where its URL is set.
- */
-const ASYNCAPI_CHANNELS: readonly AsyncApiChannel[] = [EVENT_STREAM_CHANNEL, WEBHOOKS_CHANNEL, NATS_CHANNEL, RABBITMQ_CHANNEL]
 import { API_LICENSE, API_VERSION } from './openapi.js'
 
 /** The service's own servers (production, staging), as AsyncAPI 3.0 writes them: host and pathname apart. */
@@ -58,20 +51,19 @@ function eventComponentSchemas (openApiSchemas: Readonly<Record<string, unknown>
 }
 
 /** The document's description: what it describes and from whose side. */
-function describeDocument (context: AsyncApiContext): string {
-  return `The events of the Pet Store service (beta): every change of a pet or an order records one event (${context.eventTypes.prose()}), ` +
+function describeDocument (context: AsyncApiContext, channels: readonly AsyncApiChannel[]): string {
+  return `The events of the Pet Store service (beta): every change of ${context.eventTypes.subjectsProse()} records one event (${context.eventTypes.prose()}), ` +
     'in the transaction of the change, with an id that increases in commit order. ' +
     'This document is written from the consumer\'s side: each operation is what a consumer receives. The events are the ones `GET /v1/events` ' +
     '(`listEvents`, in the OpenAPI document at `/v1/openapi.json`) pages through, with the same schemas, pushed to the consumer ' +
-    `instead: each channel (${channelsOf(context, ASYNCAPI_CHANNELS).map(({ id }) => `\`${id}\``).join(', ')}) is one way to receive them. New types may be added: skip a type you do not know.`
+    `instead: each channel (${channels.map(({ id }) => `\`${id}\``).join(', ')}) is one way to receive them. New types may be added: skip a type you do not know.`
 }
 
 /**
  * The AsyncAPI 3.0 document of the events, built from the same event schemas as the OpenAPI document
  * (its `components.schemas`, given) and the event types the capabilities registered.
  */
-export function asyncApiDocument (context: AsyncApiContext, openApiSchemas: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const channels = channelsOf(context, ASYNCAPI_CHANNELS)
+export function asyncApiDocument (context: AsyncApiContext, channels: readonly AsyncApiChannel[], openApiSchemas: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const channelObjects = Object.fromEntries(channels.map((channel) => [channel.id, channel.channel(context)]))
   const servers = Object.assign(serviceServers(context.config), ...channels.map((channel) => channel.servers?.(context) ?? {})) as Record<string, unknown>
   return {
@@ -80,7 +72,7 @@ export function asyncApiDocument (context: AsyncApiContext, openApiSchemas: Read
     info: {
       title: 'Pet Store events',
       version: API_VERSION,
-      description: describeDocument(context),
+      description: describeDocument(context, channels),
       license: { name: API_LICENSE.name },
       tags: [{ name: 'beta', description: 'An addition to v1 that may still change (`x-stability: beta` in the OpenAPI document).' }],
       externalDocs: { description: 'The HTTP API, the feed included (OpenAPI 3.1).', url: `${context.config.publicBaseUrl}/openapi.json` },

@@ -12,22 +12,17 @@ export const openApi = fp(async (app) => {
 
 /**
  * The documents (`/v1/openapi.json`, `.yaml`; the events' `/v1/asyncapi.json`, `.yaml`) and the interactive
- * reference (`/docs`), all without a key. All of it is built in the background as soon as the server listens,
- * so no request pays for it.
+ * reference (`/docs`), all without a key. Each is built by the first request for it (the documents together, in
+ * steps of a turn each, about 0.2 s; the page with @fastify/swagger-ui loaded then, about 0.3 s), not at start:
+ * built at the listen, they held 16 MB of an instance that nobody asked them of (docs/performance.md).
  */
 export const docsRoutes = fp(async (app) => {
   const context = { config: app.config, eventTypes: app.eventTypes }
   const documents = new ServedDocuments(app, pageDocumentOf, (openApi) => {
     const components = openApi.components as { schemas?: Record<string, unknown> } | undefined
-    return asyncApiDocument(context, components?.schemas ?? {})
+    return asyncApiDocument(context, app.eventChannels.list, components?.schemas ?? {})
   })
   const page = new ReferencePage(app, documents)
   await app.register(openApiDocument, { prefix: '/v1', documents })
   await app.register(apiReference, { page })
-  app.addHook('onListen', (done) => {
-    // after the listen, not before it: the first requests are not kept waiting for pages nobody asked for yet
-    const prepared = page.prepare().catch((error: unknown) => { app.log.error({ err: error }, 'the API documents could not be built; the first request for one builds it') })
-    app.ignoreLoadDuring(prepared)
-    done()
-  })
 }, { name: 'petstore-docs', dependencies: ['petstore-openapi', 'petstore-load-shedding'] })

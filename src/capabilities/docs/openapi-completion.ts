@@ -1,9 +1,9 @@
 import type { FastifySchema } from 'fastify'
-import { roleNeededFor } from '../keys/index.js'
+import { insufficientScopeDescription, insufficientScopeMessage, roleNeededFor, rolesBelow, type ApiKeyRole } from '../keys/index.js'
 import { REQUEST_ID_MAX_LENGTH, REQUEST_ID_PATTERN } from '../../infra/http/request-id.js'
 import { CORS_EXPOSED_HEADERS } from '../../infra/http/security.js'
 import { PARAMETER_SERIALIZATION_KEYWORDS } from '../../infra/schemas/keywords.js'
-import { errorExample, headerObject, INSUFFICIENT_SCOPE_DESCRIPTION, INSUFFICIENT_SCOPE_HEADER, RATE_LIMIT_HEADERS, type HeaderSpec } from '../../infra/schemas/responses.js'
+import { errorExample, headerObject, INSUFFICIENT_SCOPE_HEADER, RATE_LIMIT_HEADERS, type HeaderSpec } from '../../infra/schemas/responses.js'
 
 // on every answer: the request id; on every answer of an operation that takes a key: the rate-limit fields
 const REQUEST_ID_HEADER_SPEC: HeaderSpec = {
@@ -47,6 +47,8 @@ export interface CompletionOptions {
   cors: boolean
   /** Each operation's route schema, by operation id. */
   routeSchemas: ReadonlyMap<string, FastifySchema>
+  /** The role an operation's route declares (`config.requiredRole`), by operation id, where it declares one. */
+  requiredRoles: ReadonlyMap<string, ApiKeyRole>
 }
 
 /**
@@ -57,8 +59,9 @@ export interface CompletionOptions {
  * - the examples of request bodies and of responses whose schema is a `$ref` (swagger drops
  *   the siblings of a `$ref`), from the route schemas' `examples` and `x-examples`;
  * - HEAD operations answer without a body, so their responses have no content;
- * - the 403 of a `read` key on every authenticated operation that writes, decided by its method as the
- *   role check decides it, so an operation added later is documented by construction;
+ * - the 403 `insufficient_scope` on every authenticated operation a key's role may not call, decided as the
+ *   role check decides it (by method, raised by the route's `config.requiredRole`), so an operation added later
+ *   is documented by construction, its description naming the role it needs;
  * - a query parameter's `style` and `explode`, which swagger leaves in its schema, on the parameter.
  */
 export function completeDocument (document: OpenApiDocument, options: CompletionOptions): void {
@@ -71,11 +74,13 @@ export function completeDocument (document: OpenApiDocument, options: Completion
   }
   for (const item of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
-      const routeSchema = options.routeSchemas.get(operation.operationId?.replace(/-head$/, '') ?? '')
+      const operationId = operation.operationId?.replace(/-head$/, '') ?? ''
+      const routeSchema = options.routeSchemas.get(operationId)
       addBodyExample(operation, routeSchema?.body as WithExamples | undefined, componentExample)
       for (const parameter of operation.parameters ?? []) liftSerialization(parameter)
       const authenticated = operation.security === undefined || operation.security.length > 0
-      if (authenticated && roleNeededFor(method.toUpperCase()) === 'write') operation.responses = { ...operation.responses, 403: insufficientScopeResponse() }
+      const needed = roleNeededFor(method.toUpperCase(), options.requiredRoles.get(operationId))
+      if (authenticated && needed !== 'read') operation.responses = { ...operation.responses, 403: insufficientScopeResponse(needed, operationId) }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const names = ['X-Request-Id', ...(options.cors ? Object.keys(CORS_HEADERS) : [])]
         if (authenticated && (options.perKeyLimited || status === '401' || status === '429')) names.push(...Object.keys(RATE_LIMIT_HEADERS))
@@ -98,16 +103,18 @@ function liftSerialization (parameter: Parameter): void {
   }
 }
 
-/** The 403 `insufficient_scope`: an addition to the interface (key roles), marked as the specification marks additions. */
-function insufficientScopeResponse (): Response {
+/** The 403 `insufficient_scope` of an operation that needs `needed`: an addition to the interface (key roles), marked as the specification marks additions. */
+function insufficientScopeResponse (needed: ApiKeyRole, operationId: string): Response {
+  // the example: what the highest role below the one needed is told
+  const refused = rolesBelow(needed).at(-1) ?? 'read'
   return {
-    description: INSUFFICIENT_SCOPE_DESCRIPTION,
+    description: insufficientScopeDescription(needed),
     'x-stability': 'beta',
     headers: { 'WWW-Authenticate': headerObject(INSUFFICIENT_SCOPE_HEADER) },
     content: {
       'application/json': {
         schema: { $ref: '#/components/schemas/Error' },
-        examples: { insufficient_scope: { summary: 'insufficient_scope', value: errorExample('insufficient_scope') } }
+        examples: { insufficient_scope: { summary: 'insufficient_scope', value: errorExample('insufficient_scope', insufficientScopeMessage(refused, needed, operationId)) } }
       }
     }
   }

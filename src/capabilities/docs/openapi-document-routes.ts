@@ -18,35 +18,36 @@ const openApiDocument: FastifyPluginAsyncTypebox<{ documents: ServedDocuments }>
   const common = { tags: ['operations'], security: [] }
   const example = { openapi: '3.1.0', info: { title: 'Pet Store', version: API_VERSION } }
 
-  app.get('/openapi.json', {
-    schema: {
-      ...common,
-      operationId: 'getOpenApiJson',
-      summary: 'This document, as JSON',
-      description: 'The OpenAPI 3.1 document of this deployment (its servers, limits and settings), without a key.',
-      response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The OpenAPI 3.1 document.', examples: [example] }, 503: overloadedResponse() }
-    }
-  }, async (_request, reply) => {
-    const { json } = await documents.texts()
-    return reply.type('application/json; charset=utf-8').send(json)
-  })
-
-  app.get('/openapi.yaml', {
-    schema: {
-      ...common,
-      operationId: 'getOpenApiYaml',
-      summary: 'This document, as YAML',
-      description: 'The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.',
-      produces: ['application/yaml'],
-      response: {
-        200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: 'The OpenAPI 3.1 document.', examples: [`openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`] },
-        503: yamlOverloadedResponse()
+  type Texts = Awaited<ReturnType<ServedDocuments['texts']>>
+  /** Serves one of the texts as JSON: `what` its 200's description, `example` a beginning of it. */
+  const serveJson = (url: string, schema: Record<string, unknown>, what: string, example: object, textOf: (texts: Texts) => string): void => {
+    app.get(url, {
+      schema: { ...schema, response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: what, examples: [example] }, 503: overloadedResponse() } }
+    }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(textOf(await documents.texts())))
+  }
+  /** Serves one of the texts as YAML (its 503 still a JSON Error). */
+  const serveYaml = (url: string, schema: Record<string, unknown>, what: string, example: string, textOf: (texts: Texts) => string): void => {
+    app.get(url, {
+      schema: {
+        ...schema,
+        produces: ['application/yaml'],
+        response: { 200: { type: 'string', maxLength: DOCUMENT_MAX_LENGTH, description: what, examples: [example] }, 503: yamlOverloadedResponse() }
       }
-    }
-  }, async (_request, reply) => {
-    const { yaml } = await documents.texts()
-    return reply.type('application/yaml; charset=utf-8').send(yaml)
-  })
+    }, async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(textOf(await documents.texts())))
+  }
+
+  serveJson('/openapi.json', {
+    ...common,
+    operationId: 'getOpenApiJson',
+    summary: 'This document, as JSON',
+    description: 'The OpenAPI 3.1 document of this deployment (its servers, limits and settings), without a key.'
+  }, 'The OpenAPI 3.1 document.', example, ({ json }) => json)
+  serveYaml('/openapi.yaml', {
+    ...common,
+    operationId: 'getOpenApiYaml',
+    summary: 'This document, as YAML',
+    description: 'The same document as YAML, written so that YAML 1.1 and 1.2 readers load the same values as from the JSON.'
+  }, 'The OpenAPI 3.1 document.', `openapi: ${example.openapi}\ninfo:\n  title: ${example.info.title}\n  version: ${example.info.version}\n`, ({ yaml }) => yaml)
 
   const asyncApiExample = { asyncapi: '3.0.0', info: { title: 'Pet Store events', version: API_VERSION } }
   const asyncApi = {
@@ -56,38 +57,11 @@ const openApiDocument: FastifyPluginAsyncTypebox<{ documents: ServedDocuments }>
       'and webhooks as channels, each event type a message, its payload the schema this document gives it (`components.schemas`).'
   }
 
-  app.get('/asyncapi.json', {
-    schema: {
-      ...asyncApi,
-      operationId: 'getAsyncApiJson',
-      summary: 'The events, as AsyncAPI (JSON, beta)',
-      response: { 200: { ...Type.Object({}, { additionalProperties: true }), description: 'The AsyncAPI 3.0 document.', examples: [asyncApiExample] }, 503: overloadedResponse() }
-    }
-  }, async (_request, reply) => {
-    const { asyncApiJson } = await documents.texts()
-    return reply.type('application/json; charset=utf-8').send(asyncApiJson)
-  })
-
-  app.get('/asyncapi.yaml', {
-    schema: {
-      ...asyncApi,
-      operationId: 'getAsyncApiYaml',
-      summary: 'The events, as AsyncAPI (YAML, beta)',
-      produces: ['application/yaml'],
-      response: {
-        200: {
-          type: 'string',
-          maxLength: DOCUMENT_MAX_LENGTH,
-          description: 'The AsyncAPI 3.0 document, as YAML.',
-          examples: [`asyncapi: ${asyncApiExample.asyncapi}\ninfo:\n  title: ${asyncApiExample.info.title}\n  version: ${asyncApiExample.info.version}\n`]
-        },
-        503: yamlOverloadedResponse()
-      }
-    }
-  }, async (_request, reply) => {
-    const { asyncApiYaml } = await documents.texts()
-    return reply.type('application/yaml; charset=utf-8').send(asyncApiYaml)
-  })
+  serveJson('/asyncapi.json', { ...asyncApi, operationId: 'getAsyncApiJson', summary: 'The events, as AsyncAPI (JSON, beta)' },
+    'The AsyncAPI 3.0 document.', asyncApiExample, ({ asyncApiJson }) => asyncApiJson)
+  serveYaml('/asyncapi.yaml', { ...asyncApi, operationId: 'getAsyncApiYaml', summary: 'The events, as AsyncAPI (YAML, beta)' },
+    'The AsyncAPI 3.0 document, as YAML.',
+    `asyncapi: ${asyncApiExample.asyncapi}\ninfo:\n  title: ${asyncApiExample.info.title}\n  version: ${asyncApiExample.info.version}\n`, ({ asyncApiYaml }) => asyncApiYaml)
 
   for (const path of ['/openapi.json', '/openapi.yaml', '/asyncapi.json', '/asyncapi.yaml']) allowOnly(app, path, ['GET'])
 }

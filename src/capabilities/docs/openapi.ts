@@ -1,19 +1,20 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema } from 'fastify'
-import { INSUFFICIENT_SCOPE_CHALLENGE } from '../keys/index.js'
+import { API_KEY_ROLE_SCOPES, API_KEY_ROLES, INSUFFICIENT_SCOPE_CHALLENGE, type ApiKeyRole } from '../keys/index.js'
 import { storeWaitBoundMs, type Config } from '../../infra/config/config.js'
 import { ERROR_CODES, RETRY_AFTER_SECONDS } from '../../infra/errors/catalogue.js'
 import { BODY_LIMIT_BYTES, MERGE_PATCH_MEDIA_TYPES } from '../../infra/http/content-types.js'
 import { REQUEST_TIMEOUT_MS } from '../../infra/http/drain.js'
 import { REQUEST_ID_MAX_LENGTH } from '../../infra/http/request-id.js'
 import { securityHeaders } from '../../infra/http/security.js'
+import { apiTagsOf } from '../../infra/http/api-tags.js'
 import { unversionedServers } from '../../infra/http/base-url.js'
 import type { EventTypeCatalogue } from '../events/index.js'
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_MS } from '../idempotency/index.js'
 import { AUTH_FAILURE_WINDOW_MS } from '../rate-limits/index.js'
 import { DOCS_PREFIX } from './api-reference.js'
 import { completeDocument, type OpenApiDocument } from './openapi-completion.js'
-import { webhooksDocument } from '../webhooks/index.js'
+import { ENDPOINT_RATE_LIMIT_MAX, WEBHOOK_ENDPOINTS_MAX, webhooksDocument } from '../webhooks/index.js'
 import { describeTransitions, FINAL_STATUSES, GET_PET_SUNSET_PROSE, PAGE_CACHE_MAX_AGE_MS, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PET_NAME_MAX_LENGTH } from '../pets/index.js'
 
 declare module 'fastify' {
@@ -44,10 +45,14 @@ A missing, malformed, unknown or revoked key is answered with 401 and \`WWW-Auth
 before anything else is looked at, so an unauthenticated request learns nothing about pets or
 about its own body. Operators issue and revoke keys with \`npx petstore keys …\`; ${revocation}.
 
-Each key has a role. A \`write\` key (the default) may call every operation; a \`read\` key (a storefront's,
-say) may call the operations that only read (\`GET\`). An operation that writes answers a \`read\` key
-403 \`insufficient_scope\` with \`WWW-Authenticate: ${INSUFFICIENT_SCOPE_CHALLENGE}\`, after authentication
-and before its body is read or validated.
+Each key has a role, and each role may call what the roles above it in this table may:
+
+${describeRoles()}
+
+An operation answers a key whose role may not call it 403 \`insufficient_scope\` with
+\`WWW-Authenticate: ${INSUFFICIENT_SCOPE_CHALLENGE}\`, after authentication and before its body is read or
+validated; each operation's 403 names the role it needs. Operators create \`write\` keys by default; the
+key the first start creates is an \`admin\` key.
 
 ## Errors
 Every error answer is an \`Error\` body (\`code\`, \`message\`, \`status\`) with \`status\` equal to the
@@ -117,14 +122,24 @@ exactly one is made. A change is durable before 200. Retrying a PATCH is safe wi
 \`Idempotency-Key\`: the body states the wanted values, so a repeat changes nothing more.
 
 ## Events (beta)
-\`GET /events\` (\`listEvents\`, marked \`x-stability: beta\`) is the change feed: every change of a pet or an order records
+\`GET /events\` (\`listEvents\`, marked \`x-stability: beta\`) is the change feed: every change of ${eventTypes.subjectsProse()} records
 exactly one event (${eventTypes.prose()}; an update carries the changed fields' previous values)
 in the same transaction as the change; a request that changes nothing records none; \`type\`, repeated, keeps only the
 types named. Event ids increase in commit order, so a consumer keeps the last id it processed and follows the always-present \`Link: <…/v1/events?after=…>; rel="next"\`, pausing when a page is empty.
 Events are kept ${config.eventRetentionDays} days on this deployment; asking for events after an id whose successors
 were deleted is 410 \`events_expired\`, and the consumer must resynchronize from \`listPets\`.
+\`GET /events/{eventId}\` (\`getEvent\`, beta) answers one event exactly as a page holds it (404 \`event_not_found\` for an id no
+event was recorded with, 410 \`events_expired\` for one retention deleted): the event a webhook delivery or a stream message named.
 The events, their schemas and the ways they are pushed (the stream, webhooks) are also described as AsyncAPI 3.0 (beta) at
 \`/v1/asyncapi.json\` and \`/v1/asyncapi.yaml\`, without a key.
+
+## Webhook endpoints (beta)
+\`/webhook-endpoints\` (admin keys only) registers the HTTPS endpoints the events are POSTed to, signed as Standard Webhooks
+specifies (\`v1\`, HMAC-SHA256 under the endpoint's \`whsec_\` secret, or \`v1a\`, ed25519 verified with its \`whpk_\` public key), and
+manages their deliveries: each endpoint's health, its attempts, a resend of one event, a recovery of what failed in a window.
+A secret is shown only in the answer that makes it (the 201, a rotation). At most ${WEBHOOK_ENDPOINTS_MAX} endpoints; \`rateLimit\`
+caps the deliveries a second one is sent (1 to ${ENDPOINT_RATE_LIMIT_MAX}). An endpoint's \`ETag\` has two parts, its settings' and its
+health's: \`If-Match\` on a change compares the settings alone. What a receiver gets is this document's \`webhooks\`.
 
 ## Rate limits
 ${describeRateLimits(config)} Failed authentications (a 401 for a malformed, unknown or revoked key;
@@ -152,6 +167,11 @@ service recovers by itself when the database is back. A 503 to \`POST /pets\` do
 the pet was stored: retry it with the same \`Idempotency-Key\` (or list the catalogue before creating it again).`
 }
 
+/** The one table of roles, from the keys capability's own. */
+function describeRoles (): string {
+  return ['| role | may call |', '|---|---|', ...API_KEY_ROLES.map((role) => `| \`${role}\` | ${API_KEY_ROLE_SCOPES[role]} |`)].join('\n')
+}
+
 function describeRateLimits (config: Config): string {
   if (config.rateLimitMax === 0) return 'This deployment sets no per-key request limit.'
   const shared = config.redisUrl === undefined ? 'counted by each instance' : 'counted across all instances'
@@ -173,9 +193,13 @@ function apiContact (config: Config): { name: string, url: string } {
 export async function registerOpenApi (app: FastifyInstance, config: Config): Promise<void> {
   // each operation's route schema, for what the document takes from it beyond swagger (completeDocument)
   const routeSchemas = new Map<string, FastifySchema>()
+  // the role each operation's route declares beyond its method's (`ADMIN_ONLY`), for its 403
+  const requiredRoles = new Map<string, ApiKeyRole>()
   app.addHook('onRoute', (route) => {
     const id = route.schema?.operationId
-    if (typeof id === 'string' && route.method !== 'HEAD') routeSchemas.set(id, route.schema as FastifySchema)
+    if (typeof id !== 'string' || route.method === 'HEAD') return
+    routeSchemas.set(id, route.schema as FastifySchema)
+    if (route.config?.requiredRole !== undefined) requiredRoles.set(id, route.config.requiredRole)
   })
   // x-internal: the audience of each server (OWASP API9): both serve the API's clients
   const servers = [{ url: config.publicBaseUrl, description: 'Production', 'x-internal': false }]
@@ -188,8 +212,11 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
       externalDocs: { description: 'The events as AsyncAPI 3.0 (beta): the stream and webhooks, each event type a message.', url: `${config.publicBaseUrl}/asyncapi.json` },
       tags: [
         { name: 'pets', description: 'The catalogue of animals.' },
-        { name: 'events', description: 'The change feed: every change of a pet or an order, in commit order (beta).' },
+        { name: 'events', description: `The change feed: every change of ${app.eventTypes.subjectsProse()}, in commit order (beta).` },
         { name: 'store', description: 'Store orders: a beta addition to v1.' },
+        { name: 'webhooks', description: 'The endpoints the events are delivered to, and their deliveries: managed by admin keys (beta).' },
+        // the tags the capabilities declare themselves (registerApiTag)
+        ...apiTagsOf(app),
         { name: 'operations', description: 'Health, this document and the events\' AsyncAPI document; no key needed.' }
       ],
       components: {
@@ -197,7 +224,8 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: 'An API key issued by the operator (`npx petstore keys create --name … [--role read|write]`); a `read` key may call only the operations that read.'
+            description: `An API key issued by the operator (\`npx petstore keys create --name … [--role ${API_KEY_ROLES.join('|')}]\`); ` +
+              'its role says which operations it may call (the API\'s description has the table).'
           }
         }
       },
@@ -207,7 +235,7 @@ export async function registerOpenApi (app: FastifyInstance, config: Config): Pr
     exposeHeadRoutes: true,
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
-      completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, cors: config.corsOrigins.length > 0, routeSchemas })
+      completeDocument(document as OpenApiDocument, { perKeyLimited: config.rateLimitMax > 0, cors: config.corsOrigins.length > 0, routeSchemas, requiredRoles })
       ;(document as { webhooks?: unknown }).webhooks = webhooksDocument(config.webhooks, app.eventTypes)
       return document
     },

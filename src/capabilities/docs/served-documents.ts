@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import jsYaml from 'js-yaml'
 import { stringifyJson } from '../../infra/json/exact-json.js'
 
 /** The texts the docs capability serves, each written once. */
@@ -21,30 +20,10 @@ export interface DocumentTexts {
 /** Makes a document from the OpenAPI document (the page's copy, the AsyncAPI document). */
 export type DocumentOf = (document: Readonly<Record<string, unknown>>) => Record<string, unknown>
 
-// int64 bounds are bigints (2^63 − 1 is no double): written digit for digit and untagged, as plain integers
-const BIGINT = new jsYaml.Type('tag:petstore,2026:bigint', {
-  kind: 'scalar',
-  resolve: () => false,
-  predicate: (value: unknown) => typeof value === 'bigint',
-  // only bigints reach it (the predicate above)
-  represent: (value: object) => (value as unknown as bigint).toString()
-})
-const YAML_SCHEMA = jsYaml.DEFAULT_SCHEMA.extend({ implicit: [BIGINT] })
-
 /**
- * The document as YAML. js-yaml quotes every string that a YAML 1.1 reader would take for another type
- * (`yes`, `on`, a date such as 2030-12-05) as well as what YAML 1.2 would, so every reader loads the
- * same values as from the JSON. It writes this document in about 30 ms where the `yaml` package took 700.
- */
-export function yamlOf (document: unknown): string {
-  return jsYaml.dump(document, { schema: YAML_SCHEMA, noRefs: true, lineWidth: -1, quotingType: '"' })
-}
-
-/**
- * The served documents, built once per app: by {@link ServedDocuments.prepare} right after the server
- * listens (one step a turn, so a request that arrives meanwhile waits at most one step), or by the first
- * request that comes before. Building them took 0.35–0.75 s of one turn (the `yaml` package most of it);
- * a request that paid for it held every other request up, and the load shedder took that for overload.
+ * The served documents, built once per app by the first request for one of them, one step a turn (a request that
+ * arrives meanwhile waits at most one step), the load shedder told that the turns they take are no load.
+ * Building them took 0.35–0.75 s of one turn with the `yaml` package; about 0.2 s in steps now.
  */
 export class ServedDocuments {
   readonly #app: FastifyInstance
@@ -60,14 +39,19 @@ export class ServedDocuments {
 
   /** The texts; built on the first call. */
   async texts (): Promise<DocumentTexts> {
-    this.#texts ??= this.#build().catch((error: unknown) => {
-      this.#texts = undefined
-      throw error
-    })
+    if (this.#texts === undefined) {
+      this.#texts = this.#build().catch((error: unknown) => {
+        this.#texts = undefined
+        throw error
+      })
+      this.#app.ignoreLoadDuring(this.#texts)
+    }
     return this.#texts
   }
 
   async #build (): Promise<DocumentTexts> {
+    // the YAML writer with the documents: an instance that serves none never loads it
+    const { yamlOf } = await import('./yaml-writer.js')
     const document = await turn(() => this.#app.swagger() as unknown as Record<string, unknown>)
     const json = await turn(() => stringifyJson(document))
     const yaml = await turn(() => yamlOf(document))

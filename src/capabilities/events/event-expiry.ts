@@ -7,6 +7,12 @@ export function retentionPassed (position: number, purgedThrough: number): boole
   return position < purgedThrough
 }
 
+/** The message of getEvent's 410 `events_expired`: retention deleted event `id` (and every one up to `purgedThrough`). */
+export function eventExpiredMessage (id: number, purgedThrough: number, oldestId: number | undefined): string {
+  const oldest = oldestId === undefined ? 'no event is retained now' : `the oldest retained event is ${oldestId}`
+  return `Event ${id} is no longer retained: retention deleted the events up to ${purgedThrough} (${oldest}).`
+}
+
 /** The message of the 410 `events_expired` (and of a stream's final `error` message) for a consumer at `afterId`. */
 export function eventsExpiredMessage (afterId: number, purgedThrough: number, oldestId: number | undefined): string {
   const oldest = oldestId === undefined ? 'no event is retained now' : `the oldest retained event is ${oldestId}`

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { MAX_EVENT_ID } from '../../infra/schemas/event-envelope.js'
 import type { Event, EventType, EventTypeCatalogue } from './event-types.js'
 
 /** Default number of events on a feed page. */
@@ -20,7 +21,7 @@ export function eventSchema (catalogue: EventTypeCatalogue): TSchema {
       propertyName: 'type',
       mapping: Object.fromEntries(catalogue.definitions.map(({ type, schema }) => [type, componentRefOf(schema)]))
     },
-    description: 'A change of the catalogue or of an order, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.',
+    description: `A change of ${catalogue.subjectsProse()}, as the feed (\`listEvents\`) and webhooks carry it. New types may be added: skip a \`type\` you do not know.`,
     examples: catalogue.definitions.slice(0, 1).map(({ example }) => example)
   })
 }
@@ -42,9 +43,10 @@ export function listEventsQuerySchema (catalogue: EventTypeCatalogue) {
     after: Type.Optional(Type.Integer({
       format: 'int64',
       minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
+      maximum: MAX_EVENT_ID,
       description: 'Return only events with an id above this one (the last id you processed). Left out: from the oldest event still retained. ' +
-        'Plain decimal digits. When events after it were already deleted by retention, the answer is 410 `events_expired`.',
+        `Plain decimal digits, at most ${MAX_EVENT_ID} (2^53−1, the largest id an event can have); beyond it is 400 \`invalid_request\`. ` +
+        'When events after it were already deleted by retention, the answer is 410 `events_expired`.',
       examples: [41]
     })),
     limit: Type.Optional(Type.Integer({

@@ -23,8 +23,11 @@ export interface EventTypeDefinition {
   schema: TSchema
   /** The event the documents show for it. */
   example: Event
-  /** What the event is about: the object's kind, and where its id is in the event (a JSON Pointer into it). */
-  subject: { name: string, idPointer: string }
+  /**
+   * What the event is about: the object's kind, where its id is in the event (a JSON Pointer into it), and the
+   * pattern of that id as text (a CloudEvent's `subject`), by default a positive integer's.
+   */
+  subject: { name: string, idPointer: string, idPattern?: string }
 }
 
 /** What a capability registers: its event types, and the schemas they refer to that are theirs alone. */
@@ -86,6 +89,12 @@ export class EventTypeCatalogue {
   /** The definition of a registered type, or undefined. */
   definitionOf (type: string): EventTypeDefinition | undefined {
     return this.#definitions.find((definition) => definition.type === type)
+  }
+
+  /** What the events are about, as the documents' prose names them: `a pet, an order or a category` (each subject once, in registration order). */
+  subjectsProse (): string {
+    const subjects = [...new Set(this.#definitions.map(({ subject }) => subject.name))].map((name) => `${/^[aeiou]/i.test(name) ? 'an' : 'a'} ${name}`)
+    return subjects.length <= 1 ? subjects.join('') : `${subjects.slice(0, -1).join(', ')} or ${subjects.at(-1) ?? ''}`
   }
 
   /** The types as the documents' prose lists them: `` `pet.created`, `pet.updated`, … ``. */

@@ -8,5 +8,10 @@ export {
   EventTypeCatalogue, eventTypesOf, registerEventTypes, subjectIdOf,
   type Event, type EventType, type EventTypeDefinition, type EventTypeRegistration
 } from './event-types.js'
+export type { EventSerializer, SerializeEvent } from './event-serializer.js'
+export {
+  eventMessages, messageKeyOf, messageRefs, receiveOperation, registerEventChannel,
+  type AsyncApiChannel, type AsyncApiContext, type EventChannels, type MessageFraming, type ReceiveOperation
+} from './event-channels.js'
 export type { EventStore } from './store/event-store.js'
 export { rowToEvent, type EventRow } from './store/event-rows.js'

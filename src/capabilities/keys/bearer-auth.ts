@@ -36,6 +36,8 @@ export interface BearerAuthOptions {
   environmentKeys: readonly string[]
   /** Keys from the environment with the read role (`PETSTORE_READ_API_KEYS`). */
   readEnvironmentKeys?: readonly string[]
+  /** Keys from the environment with the admin role (`PETSTORE_ADMIN_API_KEYS`). */
+  adminEnvironmentKeys?: readonly string[]
   /** How long a found key is reused without asking the store (0: always ask); bounds how late a revocation bites. */
   cacheMs: number
   guard: FailedAuthGuard
@@ -66,10 +68,11 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     digest: digestApiKey(key),
     key: Object.freeze({ id: null, name: 'environment', role, scope: `env:${hashApiKey(key).slice(0, 16)}` })
   })
-  // a key listed under both roles is a write key, as before: the write entry comes last and wins
+  // the configuration gives each key one role (config.ts refuses a key in two lists)
   const environmentKeys = [
     ...(options.readEnvironmentKeys ?? []).map((key) => environmentKey(key, 'read')),
-    ...options.environmentKeys.map((key) => environmentKey(key, 'write'))
+    ...options.environmentKeys.map((key) => environmentKey(key, 'write')),
+    ...(options.adminEnvironmentKeys ?? []).map((key) => environmentKey(key, 'admin'))
   ]
   const lastTouched = new Map<number, number>()
   // only keys that were found: a key created a moment ago must work at once
@@ -77,13 +80,28 @@ export function addBearerAuth (app: FastifyInstance, options: BearerAuthOptions)
     ? new LRUCache<string, ApiKeyRecord>({ max: MAX_CACHED_KEYS, ttl: options.cacheMs, ttlResolution: 0, perf: app.clock })
     : undefined
 
+  // with the cache on, the look-up in flight for a hash: a burst of a key's first requests (a fresh instance, an
+  // expired entry) asks the store once, not once each, which on PostgreSQL queued every request behind the pool
+  const lookingUp = new Map<string, Promise<ApiKeyRecord | undefined>>()
+
   async function lookUp (hash: string): Promise<ApiKeyRecord | undefined> {
-    const cached = found?.get(hash)
+    if (found === undefined) return await options.store.findActiveApiKeyByHash(hash)
+    const cached = found.get(hash)
     if (cached !== undefined) return cached
-    // the entry ages from before the look-up: a revocation committed while it ran still bites in time
+    let pending = lookingUp.get(hash)
+    if (pending === undefined) {
+      pending = lookUpAndCache(found, hash).finally(() => { lookingUp.delete(hash) })
+      lookingUp.set(hash, pending)
+    }
+    return await pending
+  }
+
+  async function lookUpAndCache (cache: LRUCache<string, ApiKeyRecord>, hash: string): Promise<ApiKeyRecord | undefined> {
+    // the entry ages from before the look-up: a revocation committed while it ran still bites in time, and so do
+    // the requests that joined it (no later than a cached answer would)
     const start = app.clock.now()
     const record = await options.store.findActiveApiKeyByHash(hash)
-    if (record !== undefined) found?.set(hash, record, { start })
+    if (record !== undefined) cache.set(hash, record, { start })
     return record
   }
 

@@ -2,20 +2,22 @@ import { existsSync } from 'node:fs'
 import { CommandUsageError, onConfiguredDatabase, type CommandGroup } from '../../infra/cli/command-group.js'
 import { DEFAULT_DATA_DIR, DEFAULT_DATABASE_FILE, DEFAULT_KEY_CACHE_SECONDS, INSTALL_ROOT, type Config } from '../../infra/config/config.js'
 import { describeDatabase, openDatabase } from '../../infra/database/open-database.js'
+import { systemClock } from '../../infra/runtime/clock.js'
 import { issueApiKey } from './issue-key.js'
-import { API_KEY_ROLES, DEFAULT_API_KEY_ROLE, isApiKeyRole } from './roles.js'
+import { API_KEY_ROLE_SCOPES, API_KEY_ROLES, DEFAULT_API_KEY_ROLE, isApiKeyRole } from './roles.js'
 import { createKeyStore } from './store/create-key-store.js'
 import type { ApiKeyRecord, KeyStore } from './store/key-store.js'
 
 const REVOCATION_DELAY = `API_KEY_CACHE_SECONDS (default ${DEFAULT_KEY_CACHE_SECONDS.postgres} s on PostgreSQL, ${DEFAULT_KEY_CACHE_SECONDS.sqlite} on SQLite)`
 const ROLES = API_KEY_ROLES.join('|')
+const ROLE_CHOICES = `${API_KEY_ROLES.slice(0, -1).join(', ')} or ${API_KEY_ROLES.at(-1) ?? ''}`
 
 /** The `keys` commands: how each is called and what it does, for `--help` and the overall usage. */
 const KEY_COMMANDS = {
   'keys create': {
     usage: `keys create --name <name> [--role ${ROLES}]`,
-    help: `create an API key and print it (shown only this once); role ${DEFAULT_API_KEY_ROLE} (default) may call
-every operation, read only the operations that read`
+    help: `create an API key and print it (shown only this once). What each role may call: ${API_KEY_ROLES.map((role) =>
+      `${role}${role === DEFAULT_API_KEY_ROLE ? ' (the default)' : ''}, ${API_KEY_ROLE_SCOPES[role].replaceAll('`', '')}`).join('; ')}`
   },
   'keys list': {
     usage: 'keys list [--json]',
@@ -74,7 +76,7 @@ async function runOn (config: Config, command: KeyCommand, run: Run, out: Output
   }
   const { database: opened } = await openDatabase(config.database)
   try {
-    return await run(createKeyStore(opened), database, out, err)
+    return await run(createKeyStore(opened, systemClock), database, out, err)
   } finally {
     await opened.close()
   }
@@ -86,7 +88,7 @@ function prepare (command: KeyCommand, values: Values, positionals: string[]): R
       const name = typeof values.name === 'string' ? values.name.trim() : ''
       if (name === '' || positionals.length > 0) throw new KeyUsageError('keys create needs --name <name>')
       const role = values.role ?? DEFAULT_API_KEY_ROLE
-      if (typeof role !== 'string' || !isApiKeyRole(role)) throw new KeyUsageError(`--role must be ${API_KEY_ROLES.join(' or ')}, got "${String(role)}"`)
+      if (typeof role !== 'string' || !isApiKeyRole(role)) throw new KeyUsageError(`--role must be ${ROLE_CHOICES}, got "${String(role)}"`)
       return async (keys, database, out) => {
         const { key, record } = await issueApiKey(keys, name, role)
         out(`Created API key ${record.id} (${record.name}, role ${record.role}) in ${database}. It is shown only this once:\n\n  ${key}\n`)

@@ -3,6 +3,8 @@ export { keys, authenticate, authorize } from './keys-plugin.js'
 export type { AuthenticatedKey } from './bearer-auth.js'
 export { createBootstrapKeyIfNone } from './bootstrap-key.js'
 export { API_KEY_PREFIX, BEARER_TOKEN, ISSUED_API_KEY, generateApiKey, hashApiKey } from './api-keys.js'
-export { INSUFFICIENT_SCOPE_CHALLENGE, roleNeededFor, API_KEY_ROLES, type ApiKeyRole } from './roles.js'
+export {
+  ADMIN_ONLY, API_KEY_ROLES, API_KEY_ROLE_SCOPES, INSUFFICIENT_SCOPE_CHALLENGE, insufficientScopeDescription, insufficientScopeMessage, roleNeededFor, rolesBelow, type ApiKeyRole
+} from './roles.js'
 export { createKeyStore } from './store/create-key-store.js'
 export type { ApiKeyRecord, KeyStore } from './store/key-store.js'

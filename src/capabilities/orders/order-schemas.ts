@@ -1,6 +1,7 @@
 import { Type, type SchemaOptions, type Static, type TUnsafe } from '@sinclair/typebox'
+import { PAGE_LIMIT_MAX, pagedListQuerySchema, type PagedListSpec } from '../../infra/http/paged-list.js'
 import { STABILITY_KEYWORD } from '../../infra/schemas/keywords.js'
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, petIdSchema } from '../pets/index.js'
+import { petIdSchema } from '../pets/index.js'
 import { metadataPatchSchema, metadataSchema } from './order-metadata.js'
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const
@@ -119,25 +120,18 @@ export const InventorySchema = Type.Object({
 })
 export type Inventory = Static<typeof InventorySchema>
 
-export const ListOrdersQuerySchema = Type.Object({
-  limit: Type.Optional(Type.Integer({
-    format: 'int32',
-    minimum: 1,
-    maximum: PAGE_LIMIT_MAX,
-    default: PAGE_LIMIT_DEFAULT,
-    description: `Maximum number of orders returned: an integer from 1 to ${PAGE_LIMIT_MAX}, default ${PAGE_LIMIT_DEFAULT}, in plain decimal digits.`,
-    examples: [PAGE_LIMIT_DEFAULT]
-  })),
+/** listOrders as a paged list: its cursors are bound to `status` and `petId` (an int64's digits). */
+export const ORDERS_LIST: PagedListSpec<'status' | 'petId'> = {
+  path: '/store/orders',
+  secretSetting: 'order_cursor_secret',
+  tag: 'o1',
+  filters: { status: `(?:${ORDER_STATUSES.join('|')})?`, petId: '\\d{0,19}' }
+}
+
+export const ListOrdersQuerySchema = pagedListQuerySchema('orders', {
   status: Type.Optional(orderStatusSchema({ description: 'Restricts the result to orders with that status.', examples: ['placed'] })),
-  petId: Type.Optional(petIdSchema({ description: 'Restricts the result to the orders of that pet.', examples: [ORDER_EXAMPLE.petId] })),
-  cursor: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 512,
-    description: 'Opaque position from the `next` link of a previous page. Bound to the `status` and `petId` filters it was issued for; ' +
-      'a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.',
-    examples: ['eyJhIjoyMH0.c2lnbmF0dXJl']
-  }))
-}, { additionalProperties: false })
+  petId: Type.Optional(petIdSchema({ description: 'Restricts the result to the orders of that pet.', examples: [ORDER_EXAMPLE.petId] }))
+})
 export type ListOrdersQuery = Static<typeof ListOrdersQuerySchema>
 
 export const OrderIdParamsSchema = Type.Object({

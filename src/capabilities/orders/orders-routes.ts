@@ -4,13 +4,13 @@ import { ApiError } from '../../infra/errors/catalogue.js'
 import { baseUrlFor } from '../../infra/http/base-url.js'
 import { answerConditionalGet, sendTagged, serializeAnswer } from '../../infra/http/tagged-answers.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
+import { nextLinkHeader, pagedListBadRequest, PAGE_LIMIT_DEFAULT } from '../../infra/http/paged-list.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER } from '../../infra/schemas/responses.js'
 import { fingerprintOf, type IdempotencyCompletion } from '../idempotency/index.js'
-import { PAGE_LIMIT_DEFAULT } from '../pets/index.js'
 import { GetOrderHeadersSchema, PlaceOrderHeadersSchema } from './order-headers.js'
 import { sortedMetadata } from './order-metadata.js'
 import { orderedPetNotFoundMessage, orderNotFoundMessage, petNotAvailableMessage } from './order-messages.js'
-import { InventorySchema, ListOrdersQuerySchema, NewOrderSchema, ORDER_EXAMPLE, OrderIdParamsSchema, OrderSchema, OrdersSchema, type Order } from './order-schemas.js'
+import { InventorySchema, ListOrdersQuerySchema, NewOrderSchema, ORDER_EXAMPLE, ORDERS_LIST, OrderIdParamsSchema, OrderSchema, OrdersSchema, type Order } from './order-schemas.js'
 import type { PlaceOrderOutcome } from './order-decisions.js'
 import updateOrder from './update-order-route.js'
 
@@ -33,47 +33,17 @@ const ordersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       'x-stability': 'beta',
       querystring: ListOrdersQuerySchema,
       response: {
-        200: {
-          ...Type.Ref(OrdersSchema),
-          description: 'A page of orders (a bare array).',
-          headers: {
-            Link: {
-              type: 'string',
-              description: 'RFC 8288 link to the next page, present only when more orders match: `<…/v1/store/orders?limit=…&cursor=…>; rel="next"`.',
-              pattern: '^<[^>]+/store/orders\\?[^>]+>; rel="next"$',
-              maxLength: 2000,
-              example: '<https://api.petstore.test/v1/store/orders?limit=20&cursor=eyJhIjoyMH0.c2lnbmF0dXJl>; rel="next"'
-            }
-          }
-        },
-        400: errorResponse('`limit`, `status`, `petId` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`).', undefined, {
-          invalid_request: 'query parameter "limit" must be <= 100',
-          invalid_cursor: 'query parameter "cursor" is not a cursor this service issued'
-        }),
+        200: { ...Type.Ref(OrdersSchema), description: 'A page of orders (a bare array).', headers: { Link: nextLinkHeader(ORDERS_LIST.path, 'orders') } },
+        400: pagedListBadRequest(['status', 'petId']),
         ...commonErrorResponses()
       }
     }
   }, async (request, reply) => {
     const { limit = PAGE_LIMIT_DEFAULT, status, petId, cursor } = request.query
-    const petFilter = petId === undefined ? undefined : String(petId)
-    let afterId: number | undefined
-    if (cursor !== undefined) {
-      const position = app.orderCursors.decode(cursor)
-      if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
-      if (position.status !== status || position.petId !== petFilter) {
-        throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with other filters; keep "status" and "petId" as in the link that carried it')
-      }
-      afterId = position.afterId
-    }
-    const page = await app.orderStore.listOrders({ status, petId, afterId, limit })
+    const filters = { status, petId: petId === undefined ? undefined : String(petId) }
+    const page = await app.orderStore.listOrders({ status, petId, afterId: app.orderList.after(cursor, filters), limit })
     const last = page.orders.at(-1)
-    if (page.hasMore && last !== undefined) {
-      const next = new URLSearchParams({ limit: String(limit) })
-      if (status !== undefined) next.set('status', status)
-      if (petFilter !== undefined) next.set('petId', petFilter)
-      next.set('cursor', app.orderCursors.encode({ afterId: last.id, status, petId: petFilter }))
-      reply.header('link', `<${baseUrlFor(app.config, request.host)}/store/orders?${next.toString()}>; rel="next"`)
-    }
+    if (page.hasMore && last !== undefined) reply.header('link', app.orderList.nextLink(baseUrlFor(app.config, request.host), limit, filters, last.id))
     return page.orders
   })
 

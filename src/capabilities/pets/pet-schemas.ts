@@ -2,6 +2,7 @@ import { Type, type SchemaOptions, type Static, type TUnsafe } from '@sinclair/t
 import { INT64_MAX, INT64_MIN, type Int64 } from '../../infra/json/int64.js'
 import { int64Schema } from '../../infra/schemas/int64-schema.js'
 import { DEFAULT_VALUE_KEYWORD, PATTERN_DESCRIPTION_KEYWORD } from '../../infra/schemas/keywords.js'
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../infra/http/paged-list.js'
 
 /** Longest pet name accepted, in characters (Unicode code points). */
 export const PET_NAME_MAX_LENGTH = 100
@@ -128,10 +129,8 @@ export const PetPatchSchema = Type.Object({
   examples: [{ status: 'pending' }]
 })
 export type PetPatch = Static<typeof PetPatchSchema>
-/** Default number of pets on a list page. */
-export const PAGE_LIMIT_DEFAULT = 20
-/** Most pets on a list page. */
-export const PAGE_LIMIT_MAX = 100
+// every list's page sizes (infra/http/paged-list.ts), pets' among them
+export { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX }
 
 export const PetsSchema = Type.Array(Type.Ref(PetSchema), {
   $id: 'Pets',

@@ -10,7 +10,8 @@ import { PageCache, type CachedPage } from './page-cache.js'
 import { petFingerprint } from './pet-fingerprint.js'
 import { CreatePetHeadersSchema, GetPetHeadersSchema } from './pet-headers.js'
 import { DEFAULT_PET_STATUS, NewPetSchema, PAGE_LIMIT_DEFAULT, PetSchema, PetsSchema } from './pet-schemas.js'
-import { ListPetsQuerySchema, PetIdParamsSchema } from './list-query.js'
+import { ListPetsQuerySchema, PETS_LIST, PetIdParamsSchema } from './list-query.js'
+import { nextLinkHeader, pagedListBadRequest } from '../../infra/http/paged-list.js'
 import { ACCEPT_ENCODING_HEADER } from '../../infra/http/content-types.js'
 import { commonErrorResponses, errorResponse, ETAG_HEADER, RETRY_AFTER_HEADER, type HeaderSpec } from '../../infra/schemas/responses.js'
 import { allowOnly } from '../../infra/http/method-not-allowed.js'
@@ -55,7 +56,7 @@ const petsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const id = `${key.scope} ${key.role} ${key.name}`
     let series = deprecatedCalls.get(id)
     if (series === undefined) {
-      series = app.metrics.deprecatedCalls.series({ operation: 'getPet', api_key: key.name, role: key.role })
+      series = app.petMetrics.deprecatedCalls.series({ operation: 'getPet', api_key: key.name, role: key.role })
       deprecatedCalls.set(id, series)
     }
     return series
@@ -70,23 +71,8 @@ const petsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'When more match, a `Link: <…>; rel="next"` header points at the next page.',
       querystring: ListPetsQuerySchema,
       response: {
-        200: {
-          ...Type.Ref(PetsSchema),
-          description: 'A page of pets (a bare array).',
-          headers: {
-            Link: {
-              type: 'string',
-              description: 'RFC 8288 link to the next page, present only when more pets match: `<…/v1/pets?limit=…&cursor=…>; rel="next"`.',
-              pattern: '^<[^>]+/pets\\?[^>]+>; rel="next"$',
-              maxLength: 2000,
-              example: '<https://api.petstore.test/v1/pets?limit=20&cursor=eyJhIjoyMH0.c2lnbmF0dXJl>; rel="next"'
-            }
-          }
-        },
-        400: errorResponse('`limit`, `status` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`).', undefined, {
-          invalid_request: 'query parameter "limit" must be <= 100',
-          invalid_cursor: 'query parameter "cursor" is not a cursor this service issued'
-        }),
+        200: { ...Type.Ref(PetsSchema), description: 'A page of pets (a bare array).', headers: { Link: nextLinkHeader(PETS_LIST.path, 'pets') } },
+        400: pagedListBadRequest(['status']),
         ...commonErrorResponses()
       }
     }
@@ -99,24 +85,10 @@ const petsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const cached = pages.get(key, version)
     if (cached !== undefined) return sendPage(reply, cached)
     return sendPage(reply, await pages.load(key, version, async () => {
-      let afterId: number | undefined
-      if (cursor !== undefined) {
-        const position = app.cursors.decode(cursor)
-        if (position === undefined) throw new ApiError('invalid_cursor', 'query parameter "cursor" is not a cursor this service issued')
-        if (position.status !== status) {
-          throw new ApiError('invalid_cursor', 'query parameter "cursor" belongs to a list with another status filter; keep "status" as in the link that carried it')
-        }
-        afterId = position.afterId
-      }
-      const page = await app.petStore.listPets({ status, afterId, limit })
+      const filters = { status }
+      const page = await app.petStore.listPets({ status, afterId: app.petList.after(cursor, filters), limit })
       const last = page.pets.at(-1)
-      let link: string | undefined
-      if (page.hasMore && last !== undefined) {
-        const next = new URLSearchParams({ limit: String(limit) })
-        if (status !== undefined) next.set('status', status)
-        next.set('cursor', app.cursors.encode({ afterId: last.id, status }))
-        link = `<${baseUrl}/pets?${next.toString()}>; rel="next"`
-      }
+      const link = page.hasMore && last !== undefined ? app.petList.nextLink(baseUrl, limit, filters, last.id) : undefined
       return { body: reply.serialize(page.pets), link }
     }))
   })

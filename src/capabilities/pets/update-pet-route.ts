@@ -41,8 +41,6 @@ const [FINAL_STATUS = 'sold'] = FINAL_STATUSES
  */
 const updatePet: FastifyPluginAsyncTypebox = async (app) => {
   acceptMergePatchBodies(app)
-  // every transition's series from the start, at 0: a rate() sees the first one (Prometheus's advice on missing series)
-  for (const from of PET_STATUSES) for (const to of STATUS_TRANSITIONS[from]) app.metrics.petTransitions.inc({ from, to }, 0)
 
   app.patch('/pets/:petId', {
     schema: {
@@ -90,7 +88,7 @@ const updatePet: FastifyPluginAsyncTypebox = async (app) => {
           case 'pet_has_open_order': throw new ApiError('pet_has_open_order', petHasOpenOrderMessage(petId, result.status, result.orderId))
         }
         const { pet, previous } = result
-        if (pet.status !== previous.status) app.metrics.petTransitions.inc({ from: previous.status, to: pet.status })
+        if (pet.status !== previous.status) app.petMetrics.transitions.inc({ from: previous.status, to: pet.status })
         return pet
       }
     })

@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto'
+import { Counter } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { deploymentIdOf } from '../../infra/database/deployment-id.js'
 import { settleHook } from '../../infra/http/settle-hook.js'
 import { RateLimits } from './rate-limits.js'
 
@@ -26,21 +27,27 @@ export const rateLimits = fp(async (app) => {
   const redis = config.redisUrl === undefined ? undefined : await (await import('./redis.js')).connectRedis(config.redisUrl, app.log)
   if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
   // one id per database: instances of one deployment share counters, staging and production never do
-  const deploymentId = await app.database.ensureSetting('deployment_id', randomUUID())
+  const deploymentId = await deploymentIdOf(app.database)
   let lastErrorLoggedAt = -Infinity
   const perKey = config.rateLimitMax === 0 ? undefined : { name: 'per-key', quota: config.rateLimitMax, windowMs: config.rateLimitWindowMs }
   const failedAuth = { name: 'failed-auth', quota: config.authFailureLimit, windowMs: AUTH_FAILURE_WINDOW_MS }
   // each policy's series from the start, at 0: a rate() sees the first rejection (Prometheus's advice on missing series)
-  for (const policy of [perKey, failedAuth]) if (policy !== undefined) app.metrics.rateLimitRejections.inc({ policy: policy.name }, 0)
+  const rejections = new Counter({ name: 'petstore_rate_limit_rejections_total', help: 'Requests answered 429, by rate-limit policy.', labelNames: ['policy'] as const, registers: [app.metrics.registry] })
+  const storeErrors = new Counter({
+    name: 'petstore_rate_limit_store_errors_total',
+    help: 'Rate-limit checks skipped because the counter store (Redis) failed; those requests were served unlimited.',
+    registers: [app.metrics.registry]
+  })
+  for (const policy of [perKey, failedAuth]) if (policy !== undefined) rejections.inc({ policy: policy.name }, 0)
   app.decorate('rateLimits', await RateLimits.register(app, {
     perKey,
     failedAuth,
     redis,
     namespace: `petstore:${deploymentId}:rate-limit:`,
     clock: app.clock,
-    onRejected: (policy) => { app.metrics.rateLimitRejections.inc({ policy: policy.name }) },
+    onRejected: (policy) => { rejections.inc({ policy: policy.name }) },
     onStoreError: (error) => {
-      app.metrics.rateLimitStoreErrors.inc()
+      storeErrors.inc()
       const now = app.clock.now()
       if (error === undefined || now - lastErrorLoggedAt < STORE_ERROR_LOG_INTERVAL_MS) return
       lastErrorLoggedAt = now

@@ -47,6 +47,19 @@ function refusalReason (address: string, settings: AddressSettings): string | un
   return undefined
 }
 
+const NO_NETWORKS: readonly string[] = Object.freeze([])
+
+/**
+ * The setting that lets a webhook reach `address`: `WEBHOOK_ALLOWED_NETWORKS` (a network it names holds the
+ * address), `WEBHOOK_ALLOW_PRIVATE_NETWORKS`, or undefined when the guard lets it through without either.
+ */
+export function addressAllowedBy (address: string, settings: AddressSettings): 'WEBHOOK_ALLOWED_NETWORKS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS' | undefined {
+  if (refusalReason(address, { allowPrivateNetworks: false, allowedNetworks: NO_NETWORKS }) === undefined) return undefined
+  return refusalReason(address, { allowPrivateNetworks: false, allowedNetworks: settings.allowedNetworks }) === undefined
+    ? 'WEBHOOK_ALLOWED_NETWORKS'
+    : 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'
+}
+
 /** Why `host`, which resolves to `address`, is refused: said the same way at add and at delivery. */
 function resolvedRefusal (host: string, address: string, settings: AddressSettings): string | undefined {
   if (host === address) return addressRefusal(address, settings)
@@ -73,14 +86,16 @@ export async function resolveHost (host: string): Promise<string[]> {
 const OPEN_IT = 'name its network in WEBHOOK_ALLOWED_NETWORKS to allow it'
 
 /**
- * Throws unless every address `host` resolves to may be reached. Used at `webhooks add`; at delivery the
- * connection's own look-up is guarded ({@link guardedLookup}), so a name re-pointed since cannot slip through.
+ * Throws unless every address `host` resolves to may be reached, and returns those addresses. Used at `webhooks add`;
+ * at delivery the connection's own look-up is guarded ({@link guardedLookup}), so a name re-pointed since cannot slip through.
  */
-export async function assertReachableHost (host: string, settings: AddressSettings): Promise<void> {
-  for (const address of await resolveHost(host)) {
+export async function assertReachableHost (host: string, settings: AddressSettings): Promise<string[]> {
+  const addresses = await resolveHost(host)
+  for (const address of addresses) {
     const refusal = resolvedRefusal(host, address, settings)
     if (refusal !== undefined) throw new WebhookAddressError(`${refusal}; ${OPEN_IT}`)
   }
+  return addresses
 }
 
 /**

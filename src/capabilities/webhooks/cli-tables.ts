@@ -21,7 +21,7 @@ export function formatEndpoints (database: string, endpoints: readonly WebhookEn
 
 /** `webhooks deliveries`. */
 export function formatAttempts (database: string, endpointId: number, query: WebhookAttemptQuery, attempts: readonly WebhookAttemptRecord[]): string {
-  const which = query.failedOnly ? 'failed delivery attempts' : 'delivery attempts'
+  const which = query.result === 'failed' ? 'failed delivery attempts' : 'delivery attempts'
   if (attempts.length === 0) return `No ${which} of webhook endpoint ${endpointId} in ${database}.`
   const table = formatTable([['EVENT', 'TYPE', 'ATTEMPT', 'SENT', 'RESULT', 'TOOK', 'NEXT ATTEMPT'],
     ...attempts.map((attempt) => [String(attempt.eventId), attempt.eventType ?? '(expired)', String(attempt.attempt), attempt.attemptedAt,

@@ -4,9 +4,12 @@ import { BackgroundLoop, MAX_STOP_GRACE_MS } from '../../infra/background/backgr
 import type { Clock } from '../../infra/runtime/clock.js'
 import type { WebhookSettings } from '../../infra/config/config.js'
 import type { Metrics } from '../../infra/metrics/metrics.js'
+import type { SerializeEvent } from '../events/index.js'
 import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './store/webhook-store.js'
 import { decideRetry } from './retry-policy.js'
+import { sendSpacingMs, sleepUntil, wallTimeOf } from './send-pace.js'
 import type { AttemptResult, WebhookSender } from './webhook-sender.js'
+import type { WebhookMetrics } from './webhook-metrics.js'
 import { webhookUrlForLog } from './webhook-url.js'
 
 /** An endpoint failing without a single success for this long is disabled. */
@@ -31,6 +34,8 @@ const TURN_MS = 1_000
  * beside the slots; failing ones count against their half of the slots whether slow or not.
  */
 export const WEBHOOK_SLOW_ATTEMPT_MS = 500
+// a rate-limited endpoint waiting this long for its next send gives its slot to the next endpoint, as a slow one does
+const PACE_YIELD_MS = 50
 
 export interface DispatcherOptions {
   store: WebhookDeliveryStore
@@ -38,7 +43,12 @@ export interface DispatcherOptions {
   settings: WebhookSettings
   clock: Clock
   log: FastifyBaseLogger
+  /** The background loops' metrics. */
   metrics: Metrics
+  /** What delivery counts: attempts, their time and lag. */
+  webhookMetrics: WebhookMetrics
+  /** The feed's serializer (`app.eventSerializer.event`): a delivery's body is the event as a feed page holds it. */
+  serializeEvent: SerializeEvent
 }
 
 /**
@@ -62,6 +72,11 @@ export class WebhookDispatcher {
   readonly #failingSlots: number
   // endpoints served without a slot, their attempts slow (WEBHOOK_SLOW_ATTEMPT_MS)
   #slowServed = 0
+  // a wake-up for each rate-limited endpoint given back until its next send's time, rather than the next poll
+  readonly #wakeTimers = new Map<number, NodeJS.Timeout>()
+  // each rate-limited endpoint's next send's time (performance.now()) while still ahead: a turn on this instance starts from
+  // it, to the millisecond, rather than from the store's lease, which counts whole milliseconds of the wall clock
+  readonly #nextSends = new Map<number, number>()
 
   constructor (options: DispatcherOptions) {
     this.#options = options
@@ -94,6 +109,9 @@ export class WebhookDispatcher {
    */
   async stop (): Promise<void> {
     this.#stopping = true
+    for (const timer of this.#wakeTimers.values()) clearTimeout(timer)
+    this.#wakeTimers.clear()
+    this.#nextSends.clear()
     await this.#loop.stop()
     await this.#options.sender.close()
   }
@@ -102,13 +120,20 @@ export class WebhookDispatcher {
   async #serveNext (signal: AbortSignal, yieldSlot: () => void): Promise<boolean> {
     const { store, clock, log } = this.#options
     if (clock.now() < this.#pausedUntil) return false
-    const claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'),
-      this.#failingServed < this.#failingSlots)
+    // a failing endpoint's slot is reserved before the claim, not counted after it: slots claiming at once
+    // would each see the room free and all take failing endpoints
+    const mayTakeFailing = this.#failingServed < this.#failingSlots
+    if (mayTakeFailing) this.#failingServed++
+    let claim: ClaimedWebhookEndpoint | undefined
+    try {
+      claim = await store.claimWebhookEndpoint(new Date(clock.now()), this.#leaseMs, randomBytes(12).toString('base64url'), mayTakeFailing)
+    } finally {
+      if (mayTakeFailing && (claim === undefined || claim.failingSince === null)) this.#failingServed--
+    }
     if (claim === undefined) return false
     // another slot looks for the next endpoint meanwhile
     this.#loop.wake()
     const failing = claim.failingSince !== null
-    if (failing) this.#failingServed++
     let slow = false
     let served = false
     const onSlow = (): void => {
@@ -130,6 +155,16 @@ export class WebhookDispatcher {
     return true
   }
 
+  /** Wakes the loop in `ms`, when the endpoint may be taken again (its rate limit's next send). */
+  #wakeFor (endpointId: number, ms: number): void {
+    if (this.#stopping) return
+    clearTimeout(this.#wakeTimers.get(endpointId))
+    this.#wakeTimers.set(endpointId, setTimeout(() => {
+      this.#wakeTimers.delete(endpointId)
+      this.#loop.wake()
+    }, ms).unref())
+  }
+
   /** After the store failed a look for work: one log line, and no look for a while. */
   #pause (error: unknown): void {
     const now = this.#options.clock.now()
@@ -144,14 +179,24 @@ export class WebhookDispatcher {
    * sent, so a slow receiver is kept busy rather than waited for batch by batch. It stops sending when none is
    * due, one fails, its turn ends, or the dispatcher stops, and returns once those in flight are answered and
    * recorded. A receiver that asked to be left alone (429, 502-504, Retry-After) gets the lease back only from
-   * then on: none of its deliveries before. `onSlow`: an attempt has been unanswered for {@link WEBHOOK_SLOW_ATTEMPT_MS}.
+   * then on: none of its deliveries before. An endpoint with a rate limit is sent one delivery at a time, starts
+   * `sendSpacingMs` apart (a little more than 1/rateLimit s) whatever its answers (those not yet answered stay in
+   * flight), and is given back until its next send's time: however the turns fall, on whichever instance, no
+   * second sees more starts than it asked for.
+   * `onSlow`: an attempt has been unanswered for {@link WEBHOOK_SLOW_ATTEMPT_MS}, or the rate limit makes it wait.
    */
   async #serve (claim: ClaimedWebhookEndpoint, signal: AbortSignal, onSlow: () => void): Promise<void> {
     const { store, clock, settings } = this.#options
     const turnEnds = clock.now() + TURN_MS
     const inFlight = new Map<number, Promise<void>>()
     const answered: Array<{ eventId: number, outcome: WebhookAttemptOutcome }> = []
-    const refillAt = Math.ceil(settings.endpointConcurrency / 2)
+    // a rate limit sends one at a time, spaced: real time (performance.now()), whatever clock the leases read
+    const spacingMs = claim.rateLimit === null ? 0 : sendSpacingMs(claim.rateLimit)
+    const paceEnds = performance.now() + TURN_MS
+    let nextSendAt = this.#nextSends.get(claim.id) ?? 0
+    this.#nextSends.delete(claim.id)
+    let lastDispatch = Promise.resolve()
+    const refillAt = spacingMs > 0 ? 1 : Math.ceil(settings.endpointConcurrency / 2)
     let sent = 0
     let waitUntil = 0
     // no more attempts this turn (those in flight are still answered and recorded)
@@ -165,25 +210,45 @@ export class WebhookDispatcher {
         const room = settings.endpointConcurrency - inFlight.size
         if (!done && (inFlight.size === 0 || room >= refillAt)) {
           await record()
-          if (this.#stopping || sent >= TURN_DELIVERIES || clock.now() >= turnEnds) done = true
+          // paced by the endpoint's rate limit: a send whose time falls after the turn waits for the next turn
+          if (this.#stopping || sent >= TURN_DELIVERIES || clock.now() >= turnEnds || nextSendAt >= paceEnds) done = true
           else {
             // those in flight, and those answered while this was recorded, are still queued: asked for beside the room, then left out
             const taken = new Set([...inFlight.keys(), ...answered.map(({ eventId }) => eventId)])
-            const limit = room + taken.size
+            const wanted = spacingMs > 0 ? 1 : room
+            const limit = wanted + taken.size
             const due = await store.nextDueWebhookDeliveries(claim, new Date(clock.now()), this.#leaseMs, limit)
             if (due.length < limit) done = true
             // more may have been answered meanwhile: as many sent as there is room for now
-            const sending = due.filter(({ eventId }) => !taken.has(eventId)).slice(0, settings.endpointConcurrency - inFlight.size)
+            const sending = due.filter(({ eventId }) => !taken.has(eventId)).slice(0, Math.min(wanted, settings.endpointConcurrency - inFlight.size))
+            // the wait for the rate's next send comes last, right before the send, and counts from when the one before reached
+            // its connection (its first attempt loads modules first): the time the receiver sees between two is never shorter
+            if (sending.length > 0 && spacingMs > 0) {
+              await lastDispatch
+              if (performance.now() < nextSendAt) {
+                if (nextSendAt - performance.now() >= PACE_YIELD_MS) onSlow()
+                await sleepUntil(nextSendAt, signal)
+                if (signal.aborted) continue
+              }
+            }
             for (const delivery of sending) {
               sent++
+              let dispatched = (): void => {}
+              lastDispatch = new Promise<void>((resolve) => { dispatched = resolve })
+              const onDispatch = (): void => {
+                if (spacingMs > 0) nextSendAt = performance.now() + spacingMs
+                dispatched()
+              }
               const slowTimer = setTimeout(onSlow, WEBHOOK_SLOW_ATTEMPT_MS)
-              inFlight.set(delivery.eventId, this.#attempt(claim, delivery, signal).then((made) => {
+              inFlight.set(delivery.eventId, this.#attempt(claim, delivery, signal, onDispatch).then((made) => {
                 // one cut off by shutdown is not an answer of the endpoint: it stays due and is retried
                 if (made === undefined || !made.outcome.delivered) done = true
                 if (made === undefined) return
                 answered.push({ eventId: delivery.eventId, outcome: made.outcome })
                 waitUntil = Math.max(waitUntil, made.waitUntil ?? 0)
               }).finally(() => {
+                // one refused before it was sent was never dispatched: nothing to wait for
+                dispatched()
                 clearTimeout(slowTimer)
                 inFlight.delete(delivery.eventId)
               }))
@@ -199,18 +264,25 @@ export class WebhookDispatcher {
     } finally {
       // after a store error: the attempts in flight end before the lease is given back (their outcomes unrecorded: sent again)
       await Promise.allSettled(inFlight.values())
-      await store.releaseWebhookEndpoint(claim, new Date(Math.max(clock.now(), waitUntil)))
+      // a rate-limited endpoint is not taken again before its next send's time, by this instance (woken then) or another
+      const nextSend = wallTimeOf(nextSendAt, clock.now())
+      if (nextSendAt > performance.now()) this.#nextSends.set(claim.id, nextSendAt)
+      await store.releaseWebhookEndpoint(claim, new Date(Math.max(clock.now(), waitUntil, nextSend)))
+      if (nextSend > clock.now() && nextSend >= waitUntil) this.#wakeFor(claim.id, nextSend - clock.now())
     }
   }
 
-  /** One attempt and what it came to; `waitUntil`: the receiver asked to be left alone until then. Undefined when cut off by shutdown. */
-  async #attempt (claim: ClaimedWebhookEndpoint, due: DueWebhookDelivery, signal: AbortSignal): Promise<{ outcome: WebhookAttemptOutcome, waitUntil?: number } | undefined> {
-    const { sender, clock, log, metrics } = this.#options
+  /**
+   * One attempt and what it came to; `waitUntil`: the receiver asked to be left alone until then. Undefined when cut off
+   * by shutdown. `onDispatch`: the request is handed to its connection.
+   */
+  async #attempt (claim: ClaimedWebhookEndpoint, due: DueWebhookDelivery, signal: AbortSignal, onDispatch: () => void): Promise<{ outcome: WebhookAttemptOutcome, waitUntil?: number } | undefined> {
+    const { sender, clock, log, webhookMetrics: metrics, serializeEvent } = this.#options
     const attempt = due.attempts + 1
     const context = { endpointId: claim.id, eventId: due.eventId, attempt }
     if (due.event === undefined) {
       log.warn(context, 'webhook delivery given up: its event is no longer retained')
-      metrics.webhookDeliveries.inc({ outcome: 'failed', endpoint_id: String(claim.id) })
+      metrics.deliveries.inc({ outcome: 'failed', endpoint_id: String(claim.id) })
       return { outcome: { startedAt: new Date(clock.now()), durationMs: 0, status: undefined, delivered: false, error: 'the event is no longer retained', retryAt: undefined, disable: false } }
     }
     const event = due.event
@@ -221,7 +293,8 @@ export class WebhookDispatcher {
       attributes: { 'petstore.webhook.endpoint_id': claim.id, 'petstore.event.id': event.id, 'petstore.webhook.attempt': attempt }
     }, async (span): Promise<AttemptResult> => {
       try {
-        const sent = await sender.send({ url: claim.url, event, secrets: claim.secrets }, new Date(started), signal)
+        const message = { endpointId: claim.id, url: claim.url, id: String(event.id), body: serializeEvent(event), secrets: claim.secrets }
+        const sent = await sender.post(message, new Date(started), signal, onDispatch)
         if (sent.status !== undefined) span.setAttribute('http.response.status_code', sent.status)
         if (!sent.delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: sent.error })
         return sent
@@ -235,9 +308,9 @@ export class WebhookDispatcher {
     const made = { startedAt: new Date(started), durationMs: Math.round(now - started), status: result.status }
     if (result.delivered) {
       log.info({ ...context, status: result.status, durationMs: now - started }, 'webhook delivered')
-      metrics.webhookDeliveries.inc({ outcome: 'delivered', endpoint_id: String(claim.id) })
-      metrics.webhookDeliveryDuration.observe({ outcome: 'delivered' }, seconds)
-      metrics.webhookDeliveryLag.observe(Math.max(0, now - Date.parse(event.occurredAt)) / 1000)
+      metrics.deliveries.inc({ outcome: 'delivered', endpoint_id: String(claim.id) })
+      metrics.deliveryDuration.observe({ outcome: 'delivered' }, seconds)
+      metrics.deliveryLag.observe(Math.max(0, now - Date.parse(event.occurredAt)) / 1000)
       return { outcome: { ...made, delivered: true } }
     }
     const decision = decideRetry(result, attempt, this.#options.settings.retryScheduleMs, now, Math.random())
@@ -256,8 +329,8 @@ export class WebhookDispatcher {
       log[outcome === 'failed' ? 'warn' : 'info'](fields,
         outcome === 'failed' ? 'webhook delivery failed for good: the retry schedule is exhausted' : 'webhook delivery failed; retrying later')
     }
-    metrics.webhookDeliveries.inc({ outcome, endpoint_id: String(claim.id) })
-    metrics.webhookDeliveryDuration.observe({ outcome }, seconds)
+    metrics.deliveries.inc({ outcome, endpoint_id: String(claim.id) })
+    metrics.deliveryDuration.observe({ outcome }, seconds)
     return { outcome: { ...made, delivered: false, error: result.error, retryAt, disable }, ...(decision.endpointWaitsUntil === undefined ? {} : { waitUntil: decision.endpointWaitsUntil }) }
   }
 }

@@ -11,13 +11,13 @@ export const WebhookTestMessageSchema = Type.Object({
   type: Type.Literal(WEBHOOK_TEST_TYPE),
   timestamp: Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$', maxLength: 24, description: 'When it was sent, as RFC 3339 in UTC with milliseconds.' }),
   data: Type.Object({
-    endpointId: Type.Integer({ minimum: 1, description: 'The endpoint it was sent to (`webhooks list`).' }),
+    endpointId: Type.Integer({ minimum: 1, description: 'The endpoint it was sent to.' }),
     message: Type.String({ description: 'What it is, for whoever reads the receiver\'s log.' })
   }, { additionalProperties: false })
 }, {
   $id: 'WebhookTestMessage',
   additionalProperties: false,
-  description: 'Sent by `npx petstore webhooks test <id>`, signed like every delivery; a receiver that skips types it does not know skips it.'
+  description: 'Sent by `npx petstore webhooks test <id>` and `POST /v1/webhook-endpoints/{endpointId}/test`, signed like every delivery; a receiver that skips types it does not know skips it.'
 })
 export type WebhookTestMessage = Static<typeof WebhookTestMessageSchema>
 
@@ -28,7 +28,7 @@ export function webhookTestMessage (endpointId: number, now: Date): { id: string
     message: {
       type: WEBHOOK_TEST_TYPE,
       timestamp: now.toISOString(),
-      data: { endpointId, message: 'A test message sent by npx petstore webhooks test: not an event of the feed.' }
+      data: { endpointId, message: 'A test message (npx petstore webhooks test, or POST /v1/webhook-endpoints/{endpointId}/test): not an event of the feed.' }
     }
   }
 }

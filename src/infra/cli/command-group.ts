@@ -29,6 +29,8 @@ export interface CommandInvocation {
   err: Output
   /** What `restore` must end in the restored copy: every group's {@link CommandGroup.restoreReleases}. */
   restoreReleases: readonly string[]
+  /** The event types the feed carries: every group's {@link CommandGroup.eventTypes}, in the groups' order (`webhooks add --events`). */
+  eventTypes: readonly string[]
 }
 
 /** A mistake in how a command was called: printed with the command's usage, exit code 2. Changes nothing. */
@@ -51,6 +53,11 @@ export interface CommandGroup {
    * replaced one (claims in flight, leases): the copy's holders are gone. SQLite; empty when it holds nothing.
    */
   restoreReleases: readonly string[]
+  /**
+   * The event types this capability records, as it registers them with the feed: the command line builds no app
+   * to ask, so the commands that take event types (`webhooks add --events`) take every group's. Absent: none.
+   */
+  eventTypes?: readonly string[]
 }
 
 /** The configuration of `env`; whatever `work` fails with, the operator learns on which database. */
@@ -62,5 +69,20 @@ export async function onConfiguredDatabase (env: NodeJS.ProcessEnv, work: (confi
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     throw new Error(message.includes(database) ? message : `${database}: ${message}`, { cause: error })
+  }
+}
+
+/**
+ * The group of a capability that has no command of its own and records events (pets, orders, categories): its face for
+ * the CLI says which event types it records, which `webhooks add --events` takes.
+ */
+export function eventTypesOnlyGroup (name: string, eventTypes: readonly string[]): CommandGroup {
+  return {
+    name,
+    summary: `no commands; the event types ${name} record`,
+    commands: {},
+    restoreReleases: [],
+    eventTypes,
+    run: async ({ command }) => { throw new Error(`${name} has no command "${command}"`) }
   }
 }

@@ -40,6 +40,8 @@ export interface Config {
   readonly apiKeys: readonly string[]
   /** Bearer keys from `PETSTORE_READ_API_KEYS`: accepted for the operations that only read. */
   readonly readApiKeys: readonly string[]
+  /** Bearer keys from `PETSTORE_ADMIN_API_KEYS`: accepted for every operation, the admin-only ones too. */
+  readonly adminApiKeys: readonly string[]
   /** Production base address, ending in `/v1`, without a trailing slash. */
   readonly publicBaseUrl: string
   /** Staging base address, ending in `/v1`, when configured. */
@@ -129,7 +131,7 @@ export { ConfigError }
 
 /** Every environment variable the service reads; tests and tools clear them for the processes they start. */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PUBLIC_BASE_URL',
+  'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'DATABASE_POOL_SIZE', 'DATABASE_TIMEOUT_MS', 'PETSTORE_API_KEYS', 'PETSTORE_READ_API_KEYS', 'PETSTORE_ADMIN_API_KEYS', 'PUBLIC_BASE_URL',
   'STAGING_BASE_URL', 'LOG_LEVEL', 'API_KEY_CACHE_SECONDS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW', 'AUTH_FAILURE_LIMIT',
   'REDIS_URL', 'CORS_ORIGINS', 'METRICS_PORT', 'TRUST_PROXY', 'WORKERS', 'EVENT_RETENTION_DAYS',
   'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_INTERVAL_MS', 'WEBHOOK_ALLOW_HTTP',
@@ -193,13 +195,16 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
   const dataDir = parseDataDir(env.DATA_DIR, root)
   const database = parseDatabaseUrl(env, root, dataDir)
   const apiKeys = parseApiKeys('PETSTORE_API_KEYS', env.PETSTORE_API_KEYS)
+  const readApiKeys = parseRoleApiKeys('PETSTORE_READ_API_KEYS', env.PETSTORE_READ_API_KEYS, { PETSTORE_API_KEYS: apiKeys })
+  const eventRetentionDays = parseInteger('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 1, MAX_EVENT_RETENTION_DAYS) ?? DEFAULT_EVENT_RETENTION_DAYS
   return Object.freeze({
     port,
     host,
     database,
     dataDir,
     apiKeys: Object.freeze(apiKeys),
-    readApiKeys: Object.freeze(parseReadApiKeys(env.PETSTORE_READ_API_KEYS, apiKeys)),
+    readApiKeys: Object.freeze(readApiKeys),
+    adminApiKeys: Object.freeze(parseRoleApiKeys('PETSTORE_ADMIN_API_KEYS', env.PETSTORE_ADMIN_API_KEYS, { PETSTORE_API_KEYS: apiKeys, PETSTORE_READ_API_KEYS: readApiKeys })),
     publicBaseUrl: parseBaseUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ??
       `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : formatHost(host)}:${port}/v1`,
     stagingBaseUrl: parseBaseUrl('STAGING_BASE_URL', env.STAGING_BASE_URL),
@@ -215,7 +220,7 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
     workers: parseWorkers(env.WORKERS, database),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     tracing: parseTracing(env),
-    eventRetentionDays: parseInteger('EVENT_RETENTION_DAYS', env.EVENT_RETENTION_DAYS, 1, MAX_EVENT_RETENTION_DAYS) ?? DEFAULT_EVENT_RETENTION_DAYS,
+    eventRetentionDays,
     eventStreams: parseEventStreams(env, parseInteger),
     webhooks: Object.freeze({
       timeoutMs: parseInteger('WEBHOOK_TIMEOUT_MS', env.WEBHOOK_TIMEOUT_MS, 100, 60_000) ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
@@ -233,7 +238,7 @@ export function loadConfig (env: Env = process.env, root: string = INSTALL_ROOT)
       maxEventLoopUtilization: (parseInteger('OVERLOAD_MAX_EVENT_LOOP_UTILIZATION', env.OVERLOAD_MAX_EVENT_LOOP_UTILIZATION, 0, 100) ?? 0) / 100,
       maxAcceptQueue: parseInteger('OVERLOAD_MAX_ACCEPT_QUEUE', env.OVERLOAD_MAX_ACCEPT_QUEUE, 0, 65_535) ?? DEFAULT_OVERLOAD_MAX_ACCEPT_QUEUE
     }),
-    buses: parseBuses(env)
+    buses: parseBuses(env, eventRetentionDays)
   })
 }
 
@@ -325,11 +330,14 @@ function parseApiKeys (variable: string, value: string | undefined): string[] {
   return [...new Set(keys)]
 }
 
-function parseReadApiKeys (value: string | undefined, writeKeys: readonly string[]): string[] {
-  const keys = parseApiKeys('PETSTORE_READ_API_KEYS', value)
+/** The keys of `variable`, none of which may be in one of the lists of `others` (by variable). */
+function parseRoleApiKeys (variable: string, value: string | undefined, others: Readonly<Record<string, readonly string[]>>): string[] {
+  const keys = parseApiKeys(variable, value)
   // one key with two roles would make the role depend on which list is checked first
-  const both = keys.findIndex((key) => writeKeys.includes(key))
-  if (both !== -1) throw new ConfigError('PETSTORE_READ_API_KEYS', `key at position ${both + 1} is also in PETSTORE_API_KEYS; give each key one role`)
+  for (const [other, otherKeys] of Object.entries(others)) {
+    const both = keys.findIndex((key) => otherKeys.includes(key))
+    if (both !== -1) throw new ConfigError(variable, `key at position ${both + 1} is also in ${other}; give each key one role`)
+  }
   return keys
 }
 

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../config/config.js'
 import type { Clock } from '../runtime/clock.js'
 import { httpMetrics } from '../metrics/http-metrics.js'
-import { ErrorSchema } from '../schemas/error.js'
+import { errorSchema } from '../schemas/error.js'
 import type { Tracing } from '../tracing/tracing.js'
 import { answerHeaders } from './answer-headers.js'
 import { acceptJsonBodiesOnly } from './content-types.js'
@@ -65,7 +65,7 @@ export const httpFoundation = fp<HttpFoundationOptions>(async (app, { config, cl
   await app.register(loadShedding, { settings: config.overload })
   await registerCors(app, config.corsOrigins)
   await app.register(drainOnClose)
-  app.addSchema(ErrorSchema)
+  app.addSchema(errorSchema())
   acceptJsonBodiesOnly(app)
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(notFound)

@@ -2,7 +2,7 @@ import { monitorEventLoopDelay, performance, type EventLoopUtilization, type Int
 import fp from 'fastify-plugin'
 import type { OverloadSettings } from '../config/config.js'
 import { ApiError } from '../errors/catalogue.js'
-import { acceptQueueLength } from './accept-queue.js'
+import { acceptQueueLength, socketTablesFor } from './accept-queue.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,8 +13,8 @@ declare module 'fastify' {
     /** Why the instance is shedding load now (for `/readyz`); undefined when it is not. */
     overloadReason: () => string | undefined
     /**
-     * Start-up work that goes on after the listen (documents built once, in the background): the event
-     * loop's delays until it settles are start-up, not load, as the synchronous start-up's are.
+     * Work done once that is not load (the documents, built by the first request for one): the event
+     * loop's delays until it settles are not taken for load, as the synchronous start-up's are not.
      */
     ignoreLoadDuring: (work: Promise<unknown>) => void
   }
@@ -48,6 +48,12 @@ interface LoadSample {
   readonly arrivals: number
 }
 
+/** The socket the app listens on: its port, and `IPv4` or `IPv6` (which socket table lists it). */
+interface ListeningSocket {
+  readonly port: number
+  readonly family: string
+}
+
 const IDLE: LoadSample = Object.freeze({ delayMs: 0, utilization: 0, acceptQueue: 0, arrivals: 0 })
 
 /** Samples the event loop every {@link OVERLOAD_SAMPLE_INTERVAL_MS} and keeps the last {@link OVERLOAD_SAMPLES_TO_SHED} + 1 samples. */
@@ -60,11 +66,11 @@ class EventLoopLoad {
   arrivals = 0
   // start-up work in progress: samples are not taken meanwhile
   #ignored = 0
-  readonly #port: () => number | undefined
+  readonly #listening: () => ListeningSocket | undefined
   readonly #judge: (samples: readonly LoadSample[]) => boolean
 
-  constructor (port: () => number | undefined, judge: (samples: readonly LoadSample[]) => boolean) {
-    this.#port = port
+  constructor (listening: () => ListeningSocket | undefined, judge: (samples: readonly LoadSample[]) => boolean) {
+    this.#listening = listening
     this.#judge = judge
   }
 
@@ -126,10 +132,11 @@ class EventLoopLoad {
     const utilization = performance.eventLoopUtilization(current, this.#utilization).utilization
     this.#utilization = current
     this.#sampledAt = now
+    const arrivals = this.arrivals
     this.arrivals = 0
-    const port = utilization >= QUEUE_READ_UTILIZATION ? this.#port() : undefined
-    const acceptQueue = port === undefined ? 0 : acceptQueueLength(port) ?? 0
-    this.samples = [...this.samples, { delayMs: Math.max(0, delayMs), utilization, acceptQueue, arrivals: this.arrivals }].slice(-OVERLOAD_SAMPLES_TO_SHED - 1)
+    const socket = utilization >= QUEUE_READ_UTILIZATION ? this.#listening() : undefined
+    const acceptQueue = socket === undefined ? 0 : acceptQueueLength(socket.port, socketTablesFor(socket.family)) ?? 0
+    this.samples = [...this.samples, { delayMs: Math.max(0, delayMs), utilization, acceptQueue, arrivals }].slice(-OVERLOAD_SAMPLES_TO_SHED - 1)
     this.behind = this.#judge(this.samples)
   }
 }
@@ -162,14 +169,15 @@ export const loadShedding = fp<{ settings: OverloadSettings }>(async (app, { set
   ]
   const load = new EventLoopLoad(() => {
     const address = maxAcceptQueue > 0 ? app.server.address() : null
-    return address !== null && typeof address === 'object' ? address.port : undefined
+    return address !== null && typeof address === 'object' ? address : undefined
   }, (samples) => {
     if (samples.length < OVERLOAD_SAMPLES_TO_SHED) return false
     const first = samples.length - OVERLOAD_SAMPLES_TO_SHED
     return triggers.some((passed) => samples.slice(first).every((sample, i) => passed(sample, samples[first + i - 1])))
   })
-  // work waiting: requests that arrive while the loop is behind each wait for it, and so do queued connections;
-  // a lone request on an instance whose loop was held up (by a backup, by the machine) is served
+  // work waiting: requests that arrive while the loop is behind each wait for it (more than one in the last
+  // sample, or since it), and so do queued connections; a lone request on an instance whose loop was held up
+  // (by a backup, by the machine) is served
   const workWaiting = (): boolean => load.latest.arrivals > 1 || load.latest.acceptQueue > 0 || load.arrivals > 1
   app.decorate('ignoreLoadDuring', (work: Promise<unknown>) => { load.ignore(work) })
   app.addHook('onReady', async () => { load.start() })

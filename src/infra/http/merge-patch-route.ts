@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
 import { commonErrorResponses, errorResponse, ETAG_HEADER } from '../schemas/responses.js'
 import { BODY_TOO_LARGE_MESSAGE, MERGE_PATCH_MEDIA_TYPES, MERGE_PATCH_ONLY_MESSAGE } from './content-types.js'
-import { ifMatchPrecondition, sendTagged, serializeAnswer } from './tagged-answers.js'
+import { BYTES_TAGGING, ifMatchPrecondition, sendTagged, serializeAnswer, type EntityTagging } from './tagged-answers.js'
 
 /**
  * The skeleton of a conditional change (updatePet, updateOrder), written once: a JSON Merge Patch
@@ -51,12 +51,14 @@ export interface ConditionalChange<T, O> {
   change: (precondition: ((current: T) => boolean) | undefined) => Promise<O>
   /** The changed resource of the store's outcome; throws the ApiError of an outcome that changed nothing. */
   changed: (outcome: O) => T
+  /** How the resource is tagged, by default the strong tag of its bytes. */
+  tagging?: EntityTagging
 }
 
 /** Runs a conditional change and answers the resource as it now is, with its tag (the one a conditional GET gives it). */
-export async function answerConditionalChange<T, O> (reply: FastifyReply, { ifMatch, schemaName, change, changed }: ConditionalChange<T, O>): Promise<FastifyReply> {
+export async function answerConditionalChange<T, O> (reply: FastifyReply, { ifMatch, schemaName, change, changed, tagging = BYTES_TAGGING }: ConditionalChange<T, O>): Promise<FastifyReply> {
   // the tag of the resource as it is inside the store's transaction, made exactly as the answer's
-  const precondition = ifMatchPrecondition(ifMatch, (current: T) => serializeAnswer(reply, current, schemaName))
+  const precondition = ifMatchPrecondition(ifMatch, (current: T) => serializeAnswer(reply, current, schemaName), tagging)
   const resource = changed(await change(precondition))
-  return sendTagged(reply, serializeAnswer(reply, resource, schemaName))
+  return sendTagged(reply, serializeAnswer(reply, resource, schemaName), tagging)
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 
-/** Request headers a browser client may send across origins. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id']
+/** Request headers a browser client may send across origins (`Last-Event-ID`: a page resuming the event stream). */
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'X-Request-Id']
 
 /** Response headers a browser client may read across origins (beyond the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = [
@@ -43,7 +43,9 @@ export async function registerCors (app: FastifyInstance, corsOrigins: readonly 
     // false (not an error) for other origins: the request goes on without CORS headers, and a
     // preflight from them falls through to the route, which answers 401/404/405 as usual
     origin: (origin, callback) => { callback(null, origin !== undefined && (anyOrigin || corsOrigins.includes(origin))) },
-    methods: ['GET', 'HEAD', 'POST', 'PATCH'],
+    // every method an operation may take, not the ones today's operations happen to use: a capability's new
+    // operation (categories' PUT) needs no line here; the key in Authorization is what authorizes, not the method
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     // keys travel in Authorization, never in cookies

@@ -30,7 +30,10 @@ function withoutInt64Bounds<T> (schema: T): T {
  * compiling each of them again was a tenth of start-up (docs/performance.md).
  */
 export const buildSerializer: SerializerFactory = (externalSchemas, options) => {
-  const compile = serializerCompiler(externalSchemas, options)
+  // made by the context's first answer, not at start: Fastify asks for a factory per encapsulated context (eleven
+  // at start), and each mapped every shared schema (withoutInt64Bounds) for compilers most contexts never use then
+  let compiler: ReturnType<typeof serializerCompiler> | undefined
+  const compile: ReturnType<typeof serializerCompiler> = (route) => (compiler ??= serializerCompiler(externalSchemas, options))(route)
   const byTarget = new Map<string, Serializer>()
   return (route) => {
     const target = sharedTarget(route.schema)

@@ -103,6 +103,18 @@ export class RequestLogController extends LogController {
     request.log.debug({ req: request }, 'incoming request')
   }
 
+  /**
+   * A consumer hanging up is how a stream of events (`text/event-stream`) ends, so that premature close is
+   * logged at `debug`, not Fastify's `info`; any other failure of a stream is Fastify's `warn`, as before.
+   */
+  override streamError (error: Error & { code?: unknown }, request: FastifyRequest, reply: FastifyReply): void {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' && String(reply.getHeader('content-type')).startsWith('text/event-stream')) {
+      reply.log.debug({ res: reply }, 'stream closed prematurely')
+      return
+    }
+    super.streamError(error, request, reply)
+  }
+
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     // the key's name and role, never the key; undefined outside /v1, where no key is decorated
     const key = request.apiKey ?? null

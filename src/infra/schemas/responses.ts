@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { INSUFFICIENT_SCOPE_CHALLENGE } from '../credentials/credentials.js'
-import { ERROR_CODES, ERRORS, RETRY_AFTER_SECONDS, type ErrorCode } from '../errors/catalogue.js'
-import { ErrorSchema, type ErrorBody } from './error.js'
+import { ERROR_CODES, errorDefinition, RETRY_AFTER_SECONDS, type ErrorCode } from '../errors/catalogue.js'
+import { ERROR_SCHEMA_ID, type ErrorBody } from './error.js'
 
 /** An OpenAPI response header, as @fastify/swagger reads it from a response schema: what it holds, in words and as schema keywords. */
 export interface HeaderSpec {
@@ -47,10 +47,6 @@ export const INSUFFICIENT_SCOPE_HEADER: HeaderSpec = {
   example: INSUFFICIENT_SCOPE_CHALLENGE
 }
 
-/** The 403 of every operation that writes, added to the document by method (see `roleNeededFor`), never by hand. */
-export const INSUFFICIENT_SCOPE_DESCRIPTION = 'The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); ' +
-  'decided before the body is read, so nothing about it is checked or changed.'
-
 export const RETRY_AFTER_HEADER: HeaderSpec = {
   type: 'string',
   description: `Seconds to wait before retrying (RFC 9110): always \`${RETRY_AFTER_SECONDS}\` on a 503.`,
@@ -87,8 +83,8 @@ export function codesNamedIn (description: string): ErrorCode[] {
 }
 
 /** An example Error body: the code's own status, and its catalogue message unless a more telling one is given. */
-export function errorExample (code: ErrorCode, message?: string, status: number = ERRORS[code].status): ErrorBody {
-  return { code, message: message ?? ERRORS[code].message, status }
+export function errorExample (code: ErrorCode, message?: string, status: number = errorDefinition(code).status): ErrorBody {
+  return { code, message: message ?? errorDefinition(code).message, status }
 }
 
 /**
@@ -98,7 +94,7 @@ export function errorExample (code: ErrorCode, message?: string, status: number 
  */
 export function errorResponse (description: string, headers?: Record<string, HeaderSpec>, messages: Partial<Record<ErrorCode, string>> = {}, status?: number) {
   const examples = Object.fromEntries(codesNamedIn(description).map((code) => [code, { summary: code, value: errorExample(code, messages[code], status) }]))
-  return { ...Type.Ref(ErrorSchema), description, 'x-examples': examples, ...(headers === undefined ? {} : { headers }) }
+  return { ...Type.Ref(ERROR_SCHEMA_ID), description, 'x-examples': examples, ...(headers === undefined ? {} : { headers }) }
 }
 
 /** The Error answers every authenticated operation can give. */

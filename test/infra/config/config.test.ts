@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       dataDir: '/srv/petstore/data',
       apiKeys: [],
       readApiKeys: [],
+      adminApiKeys: [],
       publicBaseUrl: 'http://127.0.0.1:8080/v1',
       stagingBaseUrl: undefined,
       logLevel: 'info',
@@ -42,7 +43,7 @@ describe('loadConfig', () => {
       eventStreams: { maxPerKey: 100, maxPerInstance: 2000, heartbeatMs: 15_000, maxBacklogBytes: 512 * 1024 },
       webhooks: { timeoutMs: 10_000, retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, 50_400_000, 50_400_000, 86_400_000], concurrency: 8, endpointConcurrency: 16, pollIntervalMs: 250, allowHttp: false, allowPrivateNetworks: false, allowedNetworks: [] },
       overload: { shedding: true, maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0, maxAcceptQueue: 64 },
-      buses: { nats: undefined, amqp: undefined }
+      buses: { nats: undefined, amqp: undefined, ignored: [] }
     })
     assert.ok(Object.isFrozen(config))
   })
@@ -55,6 +56,7 @@ describe('loadConfig', () => {
       DATABASE_URL: 'sqlite:/var/lib/petstore/pets.db',
       PETSTORE_API_KEYS: 'key-one, key-two,key-one',
       PETSTORE_READ_API_KEYS: 'read-one,read-two',
+      PETSTORE_ADMIN_API_KEYS: 'admin-one',
       PUBLIC_BASE_URL: 'https://api.example.com/v1/',
       STAGING_BASE_URL: 'https://staging.example.com/petstore/v1',
       LOG_LEVEL: 'WARN',
@@ -92,6 +94,7 @@ describe('loadConfig', () => {
       NATS_URL: ' nats://user:s3cret@nats.internal:4222 ',
       NATS_STREAM: 'STORE_EVENTS',
       NATS_SUBJECT_PREFIX: 'store.events',
+      NATS_STREAM_MAX_AGE_DAYS: '3',
       AMQP_URL: 'amqps://petstore:s3cret@rabbit.internal:5671/shop',
       AMQP_EXCHANGE: 'store.events'
     }, '/srv/petstore')
@@ -103,6 +106,7 @@ describe('loadConfig', () => {
       dataDir: '/var/lib/petstore',
       apiKeys: ['key-one', 'key-two'],
       readApiKeys: ['read-one', 'read-two'],
+      adminApiKeys: ['admin-one'],
       publicBaseUrl: 'https://api.example.com/v1',
       stagingBaseUrl: 'https://staging.example.com/petstore/v1',
       logLevel: 'warn',
@@ -121,8 +125,9 @@ describe('loadConfig', () => {
       webhooks: { timeoutMs: 2500, retryScheduleMs: [100, 2000, 86_400_000], concurrency: 2, endpointConcurrency: 3, pollIntervalMs: 500, allowHttp: true, allowPrivateNetworks: true, allowedNetworks: ['10.20.0.0/16', 'fd00:1::/64'] },
       overload: { shedding: false, maxEventLoopDelayMs: 250, maxEventLoopUtilization: 0.95, maxAcceptQueue: 128 },
       buses: {
-        nats: { url: 'nats://user:s3cret@nats.internal:4222', stream: 'STORE_EVENTS', subjectPrefix: 'store.events' },
-        amqp: { url: 'amqps://petstore:s3cret@rabbit.internal:5671/shop', exchange: 'store.events' }
+        nats: { url: 'nats://user:s3cret@nats.internal:4222', stream: 'STORE_EVENTS', subjectPrefix: 'store.events', streamMaxAgeMs: 3 * 86_400_000 },
+        amqp: { url: 'amqps://petstore:s3cret@rabbit.internal:5671/shop', exchange: 'store.events' },
+        ignored: []
       }
     })
   })
@@ -168,8 +173,16 @@ describe('loadConfig', () => {
   })
 
   test('When only NATS_URL or AMQP_URL is set, then its bus has the documented stream, subjects or exchange', () => {
-    assert.deepEqual(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222' }).buses, { nats: { url: 'nats://127.0.0.1:4222', stream: 'PETSTORE_EVENTS', subjectPrefix: 'petstore.events' }, amqp: undefined })
-    assert.deepEqual(loadConfig({ AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' }).buses, { nats: undefined, amqp: { url: 'amqp://guest:guest@127.0.0.1:5672', exchange: 'petstore.events' } })
+    assert.deepEqual(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222' }).buses,
+      { nats: { url: 'nats://127.0.0.1:4222', stream: 'PETSTORE_EVENTS', subjectPrefix: 'petstore.events', streamMaxAgeMs: 30 * 86_400_000 }, amqp: undefined, ignored: [] })
+    assert.deepEqual(loadConfig({ AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672' }).buses, { nats: undefined, amqp: { url: 'amqp://guest:guest@127.0.0.1:5672', exchange: 'petstore.events' }, ignored: [] })
+    // the stream keeps what the feed keeps, unless told otherwise
+    assert.equal(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222', EVENT_RETENTION_DAYS: '7' }).buses.nats?.streamMaxAgeMs, 7 * 86_400_000)
+  })
+
+  test('When a bus variable is set without its URL, then it is listed as ignored (the server warns of it)', () => {
+    assert.deepEqual(loadConfig({ NATS_STREAM: 'STORE', NATS_SUBJECT_PREFIX: 'store.events', AMQP_EXCHANGE: 'store.events' }).buses.ignored, ['NATS_STREAM', 'NATS_SUBJECT_PREFIX', 'AMQP_EXCHANGE'])
+    assert.deepEqual(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222', NATS_STREAM: 'STORE', AMQP_EXCHANGE: 'store.events' }).buses.ignored, ['AMQP_EXCHANGE'])
   })
 
   test('When a NATS_ or AMQP_ variable is wrong, then the error names it and what it must be, never a password', () => {
@@ -178,7 +191,12 @@ describe('loadConfig', () => {
       [{ NATS_URL: 'nats://127.0.0.1:4222', NATS_STREAM: 'PETSTORE.EVENTS' }, 'NATS_STREAM', /got "PETSTORE\.EVENTS"/],
       [{ NATS_URL: 'nats://127.0.0.1:4222', NATS_SUBJECT_PREFIX: 'petstore.>' }, 'NATS_SUBJECT_PREFIX', /without wildcards/],
       [{ AMQP_URL: 'rabbit://user:s3cret@rabbit' }, 'AMQP_URL', /must be amqp:\/\//],
-      [{ AMQP_URL: 'amqp://rabbit', AMQP_EXCHANGE: 'amq.topic' }, 'AMQP_EXCHANGE', /not starting with amq\./]
+      [{ AMQP_URL: 'amqp://rabbit', AMQP_EXCHANGE: 'amq.topic' }, 'AMQP_EXCHANGE', /not starting with amq\./],
+      // a URL without a host parses, and every publish would fail later with "Invalid URL": refused at start, echoed
+      [{ NATS_URL: 'nats://' }, 'NATS_URL', /with a host, got "nats:\/\/"/],
+      [{ NATS_URL: 'nats://user:s3cret@' }, 'NATS_URL', /got "nats:\/\/user:\*\*\*@"/],
+      [{ AMQP_URL: 'amqp://guest:s3cret@/vhost' }, 'AMQP_URL', /with a host, got "amqp:\/\/guest:\*\*\*@\/vhost"/],
+      [{ NATS_URL: 'nats://127.0.0.1:4222', NATS_STREAM_MAX_AGE_DAYS: '0' }, 'NATS_STREAM_MAX_AGE_DAYS', /whole number of days from 1/]
     ]
     for (const [env, variable, message] of cases) {
       const error = configError(env)
@@ -296,6 +314,9 @@ describe('loadConfig', () => {
     ['PETSTORE_API_KEYS', { PETSTORE_API_KEYS: 'has space' }],
     ['PETSTORE_READ_API_KEYS', { PETSTORE_READ_API_KEYS: 'good-key,,other' }],
     ['PETSTORE_READ_API_KEYS', { PETSTORE_API_KEYS: 'both-roles', PETSTORE_READ_API_KEYS: 'other,both-roles' }],
+    ['PETSTORE_ADMIN_API_KEYS', { PETSTORE_ADMIN_API_KEYS: 'good-key,,other' }],
+    ['PETSTORE_ADMIN_API_KEYS', { PETSTORE_API_KEYS: 'both-roles', PETSTORE_ADMIN_API_KEYS: 'both-roles' }],
+    ['PETSTORE_ADMIN_API_KEYS', { PETSTORE_READ_API_KEYS: 'read-and-admin', PETSTORE_ADMIN_API_KEYS: 'other,read-and-admin' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'https://api.example.com' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'not a url' }],
     ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://api.example.com/v1' }],

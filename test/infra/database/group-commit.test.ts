@@ -13,6 +13,7 @@ import type { Database } from '../../../src/infra/database/database.js'
 import { createIdempotencyStore } from '../../../src/capabilities/idempotency/store/create-idempotency-store.js'
 import type { IdempotencyStore } from '../../../src/capabilities/idempotency/store/idempotency-store.js'
 import { createPetStore } from '../../../src/capabilities/pets/store/create-pet-store.js'
+import { systemClock } from '../../../src/infra/runtime/clock.js'
 import type { NewPetRecord, PetStore } from '../../../src/capabilities/pets/store/pet-store.js'
 import type { Pet, PetStatus } from '../../../src/capabilities/pets/pet-schemas.js'
 import { execSql, freshDatabaseUrl, testStores, type StoreKind } from '../../helpers/databases.js'
@@ -234,7 +235,7 @@ async function openFresh (t: TestContext, kind: StoreKind, databaseUrl?: string,
   const url = databaseUrl ?? await freshDatabaseUrl(t, kind)
   const { database } = await openDatabase(loadConfig({ ...env, DATABASE_URL: url }).database)
   t.after(() => database.close())
-  return { store: createPetStore(database), idempotency: createIdempotencyStore(database), database, databaseUrl: url }
+  return { store: createPetStore(database, systemClock), idempotency: createIdempotencyStore(database), database, databaseUrl: url }
 }
 
 /**

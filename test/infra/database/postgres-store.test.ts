@@ -89,16 +89,19 @@ describe('PostgreSQL database (postgres)', requiresPostgres(), () => {
     await assert.rejects(openDatabase(loadConfig({ DATABASE_URL: url.toString() }).database), /database encoding is LATIN1; petstore needs a UTF8 database/)
   })
 
-  test('When the schema is created, then ids are int8 identities that stop at 2^53 - 1', async (t) => {
+  test('When the schema is created, then the ids the store draws are int8 identities that stop at 2^53 - 1, and a category\'s id is the int64 its client chose', async (t) => {
     const databaseUrl = await freshDatabaseUrl(t, 'postgres')
     await openOn(t, databaseUrl)
 
     const columns = await execSql(databaseUrl,
       "SELECT table_name, data_type, is_identity, identity_generation, identity_maximum FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'id' ORDER BY table_name")
 
-    assert.deepEqual(columns, ['api_keys', 'events', 'orders', 'pets', 'webhook_attempts', 'webhook_endpoints'].map((table) => ({
+    const drawn = (table: string): Record<string, string | null> => ({
       table_name: table, data_type: 'bigint', is_identity: 'YES', identity_generation: 'ALWAYS', identity_maximum: String(Number.MAX_SAFE_INTEGER)
-    })))
+    })
+    // categories' ids are any int64 a pet carries, chosen by PUT /v1/categories/{categoryId}: no identity
+    const chosen = { table_name: 'categories', data_type: 'bigint', is_identity: 'NO', identity_generation: null, identity_maximum: null }
+    assert.deepEqual(columns, [drawn('api_keys'), chosen, ...['events', 'orders', 'pets', 'webhook_attempts', 'webhook_endpoints'].map(drawn)])
   })
 
   test('When the last exact id is drawn, then it is returned as that exact number', async (t) => {

@@ -5,6 +5,7 @@ import { Database } from '../../../src/infra/database/sqlite/driver.js'
 import { loadConfig, SQLITE_BUSY_TIMEOUT_MS } from '../../../src/infra/config/config.js'
 import { openDatabase } from '../../../src/infra/database/open-database.js'
 import { createPetStore } from '../../../src/capabilities/pets/store/create-pet-store.js'
+import { systemClock } from '../../../src/infra/runtime/clock.js'
 import { openSqliteDatabase } from '../../../src/infra/database/sqlite/connection.js'
 import { SQL } from '../../../src/capabilities/pets/store/sqlite-sql.js'
 import { migrateSqlite } from '../../../src/infra/database/sqlite/migrations.js'
@@ -43,7 +44,7 @@ describe('SQLite database', () => {
     const { database } = await openDatabase({ kind: 'sqlite', path })
     t.after(() => database.close())
 
-    assert.deepEqual((await createPetStore(database).listPets({ limit: 5 })).pets, [])
+    assert.deepEqual((await createPetStore(database, systemClock).listPets({ limit: 5 })).pets, [])
   })
 
   test('When the list query runs, then SQLite walks the (status, id) index or the primary key, never a sort', async (t) => {

@@ -157,6 +157,33 @@ describe('CORS_ORIGINS=https://app.example.com', () => {
     assert.ok(listOf(res.headers['access-control-allow-headers']).includes('if-match'), String(res.headers['access-control-allow-headers']))
   })
 
+  test('When the listed origin sends a preflight for a PUT (a category named from a storefront\'s back office), then PUT is allowed', async (t) => {
+    const api = await buildTestApp(t, { env })
+
+    const res = await api.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/categories/1',
+      headers: { origin: APP_ORIGIN, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization, content-type' }
+    })
+
+    assert.equal(res.statusCode, 204, res.body)
+    assert.ok(listOf(res.headers['access-control-allow-methods']).includes('put'), String(res.headers['access-control-allow-methods']))
+  })
+
+  test('When the listed origin sends a preflight to resume the event stream, then Last-Event-ID is allowed beside Authorization', async (t) => {
+    const api = await buildTestApp(t, { env })
+
+    const res = await api.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/events',
+      headers: { origin: APP_ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, last-event-id, x-request-id' }
+    })
+
+    assert.equal(res.statusCode, 204, res.body)
+    const allowedHeaders = listOf(res.headers['access-control-allow-headers'])
+    for (const header of ['authorization', 'last-event-id', 'x-request-id']) assert.ok(allowedHeaders.includes(header), `allow-headers lacks ${header}: ${String(res.headers['access-control-allow-headers'])}`)
+  })
+
   test('When the listed origin calls the API, then the answer allows it and exposes Link, RateLimit, X-Request-Id, ETag and Location', async (t) => {
     const api = await buildTestApp(t, { env })
 

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test'
 import { generateApiKey, hashApiKey } from '../../../src/capabilities/keys/api-keys.js'
 import { loadConfig } from '../../../src/infra/config/config.js'
 import { openDatabase } from '../../../src/infra/database/open-database.js'
+import { systemClock } from '../../../src/infra/runtime/clock.js'
 import { createKeyStore } from '../../../src/capabilities/keys/store/create-key-store.js'
 import { OtlpReceiver, type ReceivedSpan } from '../../../tools/harness/otlp-receiver.js'
 import { freshDatabaseUrl, testStores } from '../../helpers/databases.js'
@@ -30,7 +31,7 @@ async function createKey (databaseUrl: string, name: string): Promise<string> {
   const key = generateApiKey()
   const { database } = await openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database)
   try {
-    await createKeyStore(database).createApiKey(name, hashApiKey(key), 'write')
+    await createKeyStore(database, systemClock).createApiKey(name, hashApiKey(key), 'write')
   } finally {
     await database.close()
   }
@@ -81,7 +82,7 @@ for (const store of testStores()) {
         assert.ok(storeSpan !== undefined && descendsFrom(storeSpan, requestSpan.spanId, spans), `${name} is not a child of the request's span: ${JSON.stringify(spans, null, 1)}`)
       }
       if (store === 'postgres') {
-        // pg's instrumentation names a prepared statement's span after it (src/store/postgres/sql.ts)
+        // pg's instrumentation names a prepared statement's span after it (insertPets, src/capabilities/pets/store/postgres-sql.ts)
         const querySpan = spans.find((span) => span.name.startsWith('pg.query:petstore-insert-pets'))
         assert.ok(querySpan !== undefined && descendsFrom(querySpan, requestSpan.spanId, spans), `no pg query span of the insert below the request: ${JSON.stringify(spans.map((span) => span.name))}`)
       }

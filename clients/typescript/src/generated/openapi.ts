@@ -286,6 +286,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List categories (beta)
+         * @description Returns at most `limit` categories in `id` order (int64 order: negative ids first): every `categoryId` a pet carries and every category given a name, each with its pets counted by status (`name` is `null` for a category no name was given to). When more exist, a `Link: <…>; rel="next"` header points at the next page.
+         */
+        get: operations["listCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List categories (beta)
+         * @description Returns at most `limit` categories in `id` order (int64 order: negative ids first): every `categoryId` a pet carries and every category given a name, each with its pets counted by status (`name` is `null` for a category no name was given to). When more exist, a `Link: <…>; rel="next"` header points at the next page.
+         */
+        head: operations["listCategories-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/categories/{categoryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a category (beta)
+         * @description Returns the category with its name (`null` when pets carry its id but no name was given to it) and its pets counted by status, with its `ETag`; with `If-None-Match` holding that tag, 304 while neither its name nor its pets changed.
+         */
+        get: operations["getCategory"];
+        /**
+         * Name a category (beta)
+         * @description Gives the category the `name` (1 to 100 characters, unique among categories), whether or not pets carry its id yet, and answers the category with its pets and its `ETag`: 201 when it had no name, 200 when it had one (replaced, or the same: then nothing changes). Each change records a `category.updated` event in the same transaction. A pet may carry a `categoryId` that was never named: `createPet` accepts any.
+         */
+        put: operations["putCategory"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Get a category (beta)
+         * @description Returns the category with its name (`null` when pets carry its id but no name was given to it) and its pets counted by status, with its `ETag`; with `If-None-Match` holding that tag, 304 while neither its name nor its pets changed.
+         */
+        head: operations["getCategory-head"];
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -295,7 +347,7 @@ export interface paths {
         };
         /**
          * Follow the changes of the catalogue (beta)
-         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize. With `Accept: text/event-stream` (and `curl -N`, or an `EventSource`), the answer is instead a stream that does not end: the events after `after` (or after `Last-Event-ID`, which wins), then each new event as soon as it is committed, on whichever instance; `type` filters it as it filters pages, and `limit` is ignored. A position retention has passed is the same 410, as JSON, before the stream starts; a stream retention passes while it is behind ends with that 410's Error as its last message (`event: error`). A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; when the instance shuts down its streams end cleanly. Either way, reconnect with `Last-Event-ID`: no event is missed or repeated. A stream counts once against the rate limit, at its start.
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`, `category.updated`): every change of a pet, an order or a category records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize. With `Accept: text/event-stream` (and `curl -N`, or an `EventSource`), the answer is instead a stream that does not end: the events after `after` (or after `Last-Event-ID`, which wins), then each new event as soon as it is committed, on whichever instance; `type` filters it as it filters pages, and `limit` is ignored. A position retention has passed is the same 410, as JSON, before the stream starts; a stream retention passes while it is behind ends with that 410's Error as its last message (`event: error`). A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; when the instance shuts down its streams end cleanly. Either way, reconnect with `Last-Event-ID`: no event is missed or repeated. A stream counts once against the rate limit, at its start.
          */
         get: operations["listEvents"];
         put?: never;
@@ -304,9 +356,197 @@ export interface paths {
         options?: never;
         /**
          * Follow the changes of the catalogue (beta)
-         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`): every change of a pet or an order records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize. With `Accept: text/event-stream` (and `curl -N`, or an `EventSource`), the answer is instead a stream that does not end: the events after `after` (or after `Last-Event-ID`, which wins), then each new event as soon as it is committed, on whichever instance; `type` filters it as it filters pages, and `limit` is ignored. A position retention has passed is the same 410, as JSON, before the stream starts; a stream retention passes while it is behind ends with that 410's Error as its last message (`event: error`). A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; when the instance shuts down its streams end cleanly. Either way, reconnect with `Last-Event-ID`: no event is missed or repeated. A stream counts once against the rate limit, at its start.
+         * @description Returns at most `limit` events with an id above `after`, in id order (`pet.created`, `pet.updated`, `order.created`, `order.updated`, `category.updated`): every change of a pet, an order or a category records exactly one event, in the same transaction as the change; a request that changes nothing records none. Event ids increase in commit order, so once you have seen an event no event with a smaller id can appear later. Every answer carries `Link: <…/v1/events?after=…>; rel="next"`, after the last event returned (or with the same `after` when there is none yet): follow it, now or after a pause when the page was empty, and you see every event exactly once. Events are kept for a retention period (`EVENT_RETENTION_DAYS`, 30 days by default); asking for events after an id whose successors were deleted is 410 `events_expired`, and the consumer must resynchronize. With `Accept: text/event-stream` (and `curl -N`, or an `EventSource`), the answer is instead a stream that does not end: the events after `after` (or after `Last-Event-ID`, which wins), then each new event as soon as it is committed, on whichever instance; `type` filters it as it filters pages, and `limit` is ignored. A position retention has passed is the same 410, as JSON, before the stream starts; a stream retention passes while it is behind ends with that 410's Error as its last message (`event: error`). A consumer that stops reading is cut once its unsent backlog passes `EVENT_STREAM_MAX_BACKLOG_KIB`; when the instance shuts down its streams end cleanly. Either way, reconnect with `Last-Event-ID`: no event is missed or repeated. A stream counts once against the rate limit, at its start.
          */
         head: operations["listEvents-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one event (beta)
+         * @description Returns the event with this id exactly as a page of `listEvents` holds it, byte for byte: to look up the event a webhook delivery or a stream message named, or to check one. An id no event was recorded with is 404 `event_not_found`; an event retention deleted (`EVENT_RETENTION_DAYS`, 30 days by default) is 410 `events_expired`. An event never changes once recorded.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Get one event (beta)
+         * @description Returns the event with this id exactly as a page of `listEvents` holds it, byte for byte: to look up the event a webhook delivery or a stream message named, or to check one. An id no event was recorded with is 404 `event_not_found`; an event retention deleted (`EVENT_RETENTION_DAYS`, 30 days by default) is 410 `events_expired`. An event never changes once recorded.
+         */
+        head: operations["getEvent-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints (beta)
+         * @description Returns at most `limit` endpoints in `id` order, each with its health (deliveries waiting and given up, the last success and failure), never a secret. When more exist, a `Link: <…>; rel="next"` header points at the next page. Admin keys only.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint (beta)
+         * @description Registers an endpoint for the event types it names; only events recorded from now on are sent to it, each POSTed as the feed shows it and signed (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer carries what its receiver verifies requests with, once: the `secret` of an `hmac-sha256` endpoint, the `publicKey` of an `ed25519` one. The URL is checked as at every delivery (https, public addresses only); a URL already registered is 409 `webhook_endpoint_exists`; at most 100 endpoints (409 `webhook_endpoint_limit_reached`). Takes an `Idempotency-Key`, as `createPet` does. Admin keys only.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        /**
+         * List webhook endpoints (beta)
+         * @description Returns at most `limit` endpoints in `id` order, each with its health (deliveries waiting and given up, the last success and failure), never a secret. When more exist, a `Link: <…>; rel="next"` header points at the next page. Admin keys only.
+         */
+        head: operations["listWebhookEndpoints-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint (beta)
+         * @description Returns the endpoint with its health and its `ETag`, never its secret; with `If-None-Match` holding that tag, 304 while neither its settings nor its health changed. Admin keys only.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint (beta)
+         * @description Deletes the endpoint with its waiting deliveries and its attempts: nothing more is sent to it (an attempt already in flight may still arrive). A repeat answers 404. Admin keys only.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        /**
+         * Get a webhook endpoint (beta)
+         * @description Returns the endpoint with its health and its `ETag`, never its secret; with `If-None-Match` holding that tag, 304 while neither its settings nor its health changed. Admin keys only.
+         */
+        head: operations["getWebhookEndpoint-head"];
+        /**
+         * Change a webhook endpoint (beta)
+         * @description Changes the fields the body names — a JSON Merge Patch (RFC 7396) sent as `application/merge-patch+json` or `application/json` — keeping the endpoint's secret and its queue, and answers the endpoint as it now is, with its `ETag`. A new `url` is checked as at registration. `disabled: true` stops every delivery; `disabled: false` sends what waited, then the events recorded meanwhile, in event-id order. Deliveries of an event type no longer wanted are dropped; a type newly wanted applies to the events recorded from now on. With `If-Match`, the change is made only if the endpoint's settings still have that tag (its health, which every delivery changes, is not compared); else 412. Admin keys only.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret (beta)
+         * @description Gives the endpoint a new secret (an `ed25519` endpoint, a new key pair) and answers it once (its public key). For 24 hours requests carry signatures under the old and the new, so the receiver can switch without losing a delivery. Admin keys only.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook endpoint a test message (beta)
+         * @description Sends the endpoint one signed `webhook.test` message now, as deliveries are sent (same signing, address rules and timeout; also to a disabled endpoint), and answers what came of it: 200 whether or not it was delivered (`delivered`, the status or the error). It is not an event: not in the feed, not retried, not among the attempts. Admin keys only.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's delivery attempts (beta)
+         * @description Returns at most `limit` of the endpoint's attempts, newest first, optionally only those that failed or only those delivered: each with its event's id and type, its number, when it was sent, the status or the error, how long it took, and the next attempt. When more exist, a `Link: <…>; rel="next"` header points at the next page. Attempts are kept as long as their events. Admin keys only.
+         */
+        get: operations["listWebhookAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * List a webhook endpoint's delivery attempts (beta)
+         * @description Returns at most `limit` of the endpoint's attempts, newest first, optionally only those that failed or only those delivered: each with its event's id and type, its number, when it was sent, the status or the error, how long it took, and the next attempt. When more exist, a `Link: <…>; rel="next"` header points at the next page. Attempts are kept as long as their events. Admin keys only.
+         */
+        head: operations["listWebhookAttempts-head"];
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook endpoint an event again (beta)
+         * @description Puts the event in line for the endpoint again, due now, before its later events, with the whole retry schedule: whether it was delivered, waiting or given up. Answers 202 once it is queued; it is sent in the background (see `listWebhookAttempts`). Admin keys only.
+         */
+        post: operations["resendWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook endpoint what it failed in a window (beta)
+         * @description Puts back in line every event the endpoint failed or gave up on from `since` to before `until` (now by default) and not delivered since, due now with the whole retry schedule, in one transaction, and answers 202 with what it queued; they are sent in the background in event-id order, each once (a repeat finds those delivered meanwhile gone and queues the rest again, never twice). The window lies within the events' retention (30 days here). Admin keys only.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -392,16 +632,36 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "category.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A `category.updated` event, pushed to a registered endpoint (beta)
+         * @description Sent to every endpoint the operator registered for this type (`npx petstore webhooks add`), for each event recorded after it was added, as the feed's Event in the body, signed as Standard Webhooks specifies. Any 2xx answer within 10 s is a delivery; anything else (another status, a timeout, a refused or reset connection, a TLS error) is retried after 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 14h, 24h (each ±20 % jitter, never sooner than a `Retry-After` the receiver sent, honoured up to 1 h), then given up; a 429, 502, 503 or 504 makes the whole endpoint wait as long, and a 410 Gone disables the endpoint. Redirects are not followed; at most 64 KiB of an answer is read. Delivered at least once: a retry after a crash may repeat an event already delivered, so deduplicate by `webhook-id`. Up to 16 deliveries to one endpoint are in flight at once, and after a failure later events go on while the failed one waits for its retry, so order by the event `id`, not by arrival.
+         */
+        post: operations["categoryUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
         /** @description The body of every error answer. */
         Error: {
             /**
-             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404 or 422), `order_not_found` (404), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `pet_not_available` (409), `pet_has_open_order` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503), `overloaded` (503).
+             * @description Machine-readable error code, from a small stable set: `invalid_request` (400), `malformed_json` (400), `invalid_cursor` (400), `unauthorized` (401), `insufficient_scope` (403), `pet_not_found` (404 or 422), `order_not_found` (404), `event_not_found` (404 or 422), `not_found` (404), `method_not_allowed` (405), `request_timeout` (408), `idempotency_request_in_progress` (409), `invalid_transition` (409), `pet_not_available` (409), `pet_has_open_order` (409), `gone` (410), `events_expired` (410), `precondition_failed` (412), `payload_too_large` (413), `unsupported_media_type` (415), `idempotency_key_reused` (422), `rate_limited` (429), `headers_too_large` (431), `internal_error` (500), `not_implemented` (501), `service_unavailable` (503), `overloaded` (503), `category_not_found` (404), `category_name_taken` (409), `webhook_endpoint_not_found` (404), `webhook_endpoint_exists` (409), `webhook_endpoint_limit_reached` (409), `webhook_endpoint_disabled` (409).
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "order_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "pet_not_available" | "pet_has_open_order" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "unauthorized" | "insufficient_scope" | "pet_not_found" | "order_not_found" | "event_not_found" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_request_in_progress" | "invalid_transition" | "pet_not_available" | "pet_has_open_order" | "gone" | "events_expired" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "overloaded" | "category_not_found" | "category_name_taken" | "webhook_endpoint_not_found" | "webhook_endpoint_exists" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled";
             /** @description Human-readable description; for a 400 it names the field and what is wrong with it. At most 1000 characters. */
             message: string;
             /**
@@ -683,6 +943,97 @@ export interface components {
             sold: number;
         };
         /**
+         * @description The number of the category's pets in each status, exact at the moment of the read.
+         * @example {
+         *       "available": 12,
+         *       "pending": 3,
+         *       "sold": 40
+         *     }
+         */
+        CategoryPetCounts: {
+            /**
+             * Format: int64
+             * @description Pets of the category that are `available`.
+             * @example 12
+             */
+            available: number;
+            /**
+             * Format: int64
+             * @description Pets of the category that are `pending`.
+             * @example 12
+             */
+            pending: number;
+            /**
+             * Format: int64
+             * @description Pets of the category that are `sold`.
+             * @example 12
+             */
+            sold: number;
+        };
+        /**
+         * @description A category: a `categoryId` pets carry, or one that was given a name, or both; with its pets counted by status.
+         * @example {
+         *       "id": 1,
+         *       "name": "Hawk",
+         *       "pets": {
+         *         "available": 12,
+         *         "pending": 3,
+         *         "sold": 40
+         *       }
+         *     }
+         * @example {
+         *       "id": 7,
+         *       "name": null,
+         *       "pets": {
+         *         "available": 1,
+         *         "pending": 0,
+         *         "sold": 0
+         *       }
+         *     }
+         */
+        Category: {
+            /**
+             * Format: int64
+             * @description The category's id: the `categoryId` its pets carry. Any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
+             * @example 1
+             */
+            id: number | bigint;
+            /**
+             * @description The category's name, or `null` while pets carry its id but no name was given to it (`putCategory`).
+             * @example Hawk
+             */
+            name: string | null;
+            pets: components["schemas"]["CategoryPetCounts"];
+        };
+        /**
+         * @description Categories ordered by `id` ascending (int64 order, negative ids first), at most 100 (one page).
+         * @example [
+         *       {
+         *         "id": 1,
+         *         "name": "Hawk",
+         *         "pets": {
+         *           "available": 12,
+         *           "pending": 3,
+         *           "sold": 40
+         *         }
+         *       }
+         *     ]
+         */
+        Categories: components["schemas"]["Category"][];
+        /**
+         * @description What `putCategory` sets: the category's name. Types are strict; `id` and any other field are rejected with 400.
+         * @example {
+         *       "name": "Hawk"
+         *     }
+         */
+        CategoryName: {
+            /**
+             * @description The category's name as a storefront shows it: 1 to 100 characters (Unicode code points) with at least one visible character and no control characters, unpaired surrogates or bidirectional controls (the rule of a pet's name). No two categories have the same name (compared exactly).
+             * @example Hawk
+             */
+            name: string;
+        };
+        /**
          * @description The fields a change changed, each with its value before the change; fields it left alone are absent.
          * @example {
          *       "status": "available"
@@ -725,7 +1076,7 @@ export interface components {
         PetCreatedEvent: {
             /**
              * Format: int64
-             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @description The event's id: a positive integer, at most 9007199254740991 (2^53−1), so exact in a JavaScript number. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
              * @example 41
              */
             id: number;
@@ -767,7 +1118,7 @@ export interface components {
         PetUpdatedEvent: {
             /**
              * Format: int64
-             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @description The event's id: a positive integer, at most 9007199254740991 (2^53−1), so exact in a JavaScript number. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
              * @example 42
              */
             id: number;
@@ -786,6 +1137,33 @@ export interface components {
             data: {
                 pet: components["schemas"]["Pet"];
                 previous: components["schemas"]["PetChanges"];
+            };
+        };
+        /**
+         * @description The fields of the order a change changed, each with its value before the change; fields it left alone are absent. The time and `cancellationReason` a move of status sets were absent before it, so they never appear here.
+         * @example {
+         *       "status": "placed"
+         *     }
+         * @example {
+         *       "metadata": {
+         *         "channel": "web"
+         *       }
+         *     }
+         */
+        OrderChanges: {
+            /**
+             * @description The status before the change.
+             * @enum {string}
+             */
+            status?: "placed" | "approved" | "delivered" | "cancelled";
+            /**
+             * @description The metadata before the change, whole: every key it had, changed or not. Limits: at most 50 keys, each key 1 to 40 characters, each value 1 to 500 characters.
+             * @example {
+             *       "channel": "web"
+             *     }
+             */
+            metadata?: {
+                [key: string]: string;
             };
         };
         /**
@@ -810,7 +1188,7 @@ export interface components {
         OrderCreatedEvent: {
             /**
              * Format: int64
-             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @description The event's id: a positive integer, at most 9007199254740991 (2^53−1), so exact in a JavaScript number. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
              * @example 43
              */
             id: number;
@@ -831,7 +1209,7 @@ export interface components {
             };
         };
         /**
-         * @description An order's status or metadata changed; `data.order` carries it whole (its times, `cancellationReason`, `metadata`). Recorded in the transaction of the change, beside the `pet.updated` of its pet when the pet's status moved (`delivered`: sold; `cancelled`: available). A request that changes nothing records none.
+         * @description An order's status or metadata changed; `data.order` carries it whole (its times, `cancellationReason`, `metadata`), and `data.previous` holds only the fields that changed, with their values before it (`status`, `metadata`), as `pet.updated` does. Recorded in the transaction of the change, beside the `pet.updated` of its pet when the pet's status moved (`delivered`: sold; `cancelled`: available). A request that changes nothing records none. `data.previous` is absent only from events recorded before it was added.
          * @example {
          *       "id": 44,
          *       "type": "order.updated",
@@ -847,14 +1225,41 @@ export interface components {
          *           },
          *           "approvedAt": "2026-11-25T10:02:00.000Z"
          *         },
-         *         "previousStatus": "placed"
+         *         "previousStatus": "placed",
+         *         "previous": {
+         *           "status": "placed"
+         *         }
+         *       }
+         *     }
+         * @example {
+         *       "id": 45,
+         *       "type": "order.updated",
+         *       "occurredAt": "2026-11-25T10:05:30.000Z",
+         *       "data": {
+         *         "order": {
+         *           "id": 7,
+         *           "petId": 1,
+         *           "status": "approved",
+         *           "placedAt": "2026-11-25T09:31:12.500Z",
+         *           "metadata": {
+         *             "channel": "phone",
+         *             "coupon": "SPRING"
+         *           },
+         *           "approvedAt": "2026-11-25T10:02:00.000Z"
+         *         },
+         *         "previousStatus": "approved",
+         *         "previous": {
+         *           "metadata": {
+         *             "channel": "web"
+         *           }
+         *         }
          *       }
          *     }
          */
         OrderUpdatedEvent: {
             /**
              * Format: int64
-             * @description The event's id: a positive integer. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @description The event's id: a positive integer, at most 9007199254740991 (2^53−1), so exact in a JavaScript number. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
              * @example 44
              */
             id: number;
@@ -869,7 +1274,7 @@ export interface components {
              * @example 2026-11-25T09:30:00.000Z
              */
             occurredAt: string;
-            /** @description The order after the change, and its status before it. */
+            /** @description The order after the change, its status before it, and the values the change replaced. */
             data: {
                 order: components["schemas"]["Order"];
                 /**
@@ -877,10 +1282,76 @@ export interface components {
                  * @enum {string}
                  */
                 previousStatus: "placed" | "approved" | "delivered" | "cancelled";
+                previous?: components["schemas"]["OrderChanges"];
             };
         };
         /**
-         * @description A change of the catalogue or of an order, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.
+         * @description A category's id and name, as `putCategory` set them.
+         * @example {
+         *       "id": 1,
+         *       "name": "Hawk"
+         *     }
+         */
+        CategoryRecord: {
+            /**
+             * Format: int64
+             * @description The category's id: the `categoryId` its pets carry. Any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
+             * @example 1
+             */
+            id: number | bigint;
+            /**
+             * @description The category's name as a storefront shows it: 1 to 100 characters (Unicode code points) with at least one visible character and no control characters, unpaired surrogates or bidirectional controls (the rule of a pet's name). No two categories have the same name (compared exactly).
+             * @example Hawk
+             */
+            name: string;
+        };
+        /**
+         * @description A category was named or renamed. `data.category` is its id and name after the change; `data.previous.name` the name before it (`null`: it had none). A request that sets the name the category already has records no event.
+         * @example {
+         *       "id": 43,
+         *       "type": "category.updated",
+         *       "occurredAt": "2026-11-25T09:32:00.000Z",
+         *       "data": {
+         *         "category": {
+         *           "id": 1,
+         *           "name": "Hawk"
+         *         },
+         *         "previous": {
+         *           "name": null
+         *         }
+         *       }
+         *     }
+         */
+        CategoryUpdatedEvent: {
+            /**
+             * Format: int64
+             * @description The event's id: a positive integer, at most 9007199254740991 (2^53−1), so exact in a JavaScript number. Ids increase in the order the changes were committed: once a reader has seen an event, no event with a smaller id appears later. Ids may skip numbers.
+             * @example 43
+             */
+            id: number;
+            /**
+             * @description A category was named or renamed (`putCategory`). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "category.updated";
+            /**
+             * Format: date-time
+             * @description When the change was committed, as RFC 3339 in UTC with milliseconds. Instances' clocks may differ slightly: order events by `id`, not by this time.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            occurredAt: string;
+            /** @description The category as the change left it, and its name before. */
+            data: {
+                category: components["schemas"]["CategoryRecord"];
+                /** @description The values the change replaced. */
+                previous: {
+                    /** @description The name before the change; `null` when the category had none (the change created its record). */
+                    name: string | null;
+                };
+            };
+        };
+        /**
+         * @description A change of a pet, an order or a category, as the feed (`listEvents`) and webhooks carry it. New types may be added: skip a `type` you do not know.
          * @example {
          *       "id": 41,
          *       "type": "pet.created",
@@ -895,7 +1366,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"];
+        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderUpdatedEvent"] | components["schemas"]["CategoryUpdatedEvent"];
         /**
          * @description Events in `id` order, at most 100 (one page).
          * @example [
@@ -931,6 +1402,648 @@ export interface components {
          *     ]
          */
         Events: components["schemas"]["Event"][];
+        /**
+         * @description An endpoint the events are delivered to (beta), with its health. Its signing secret is never shown again after its creation (or a rotation).
+         * @example {
+         *       "id": 3,
+         *       "url": "https://hooks.example.org/petstore",
+         *       "events": [
+         *         "pet.created",
+         *         "order.created"
+         *       ],
+         *       "name": "hooks.example.org",
+         *       "description": "Keeps the storefront in step",
+         *       "disabled": false,
+         *       "rateLimit": 20,
+         *       "signing": "hmac-sha256",
+         *       "createdAt": "2026-11-25T09:30:00.000Z",
+         *       "health": {
+         *         "waiting": 0,
+         *         "failed": 0,
+         *         "lastSuccessAt": "2026-11-25T09:41:02.117Z"
+         *       }
+         *     }
+         */
+        WebhookEndpoint: {
+            /**
+             * Format: int64
+             * @description Unique identifier, assigned by the service.
+             * @example 3
+             */
+            id: number | bigint;
+            /**
+             * @description Where the events are POSTed: an absolute `https:` URL without credentials or fragment, whose host is and resolves to public addresses only (no loopback, private, link-local, cloud-metadata or other special-purpose address, unless the deployment allows that network); checked when it is given and again at each delivery.
+             * @example https://hooks.example.org/petstore
+             */
+            url: string;
+            /**
+             * @description The event types sent to it, in the registry's order.
+             * @example [
+             *       "pet.created",
+             *       "order.created"
+             *     ]
+             */
+            events: ("pet.created" | "pet.updated" | "order.created" | "order.updated" | "category.updated")[];
+            /**
+             * @description What the endpoint is called in lists: 1 to 100 characters, trimmed (the URL's host by default).
+             * @example hooks.example.org
+             */
+            name: string;
+            /**
+             * @description Free text for whoever manages the endpoint: at most 500 characters, no control characters.
+             * @example Keeps the storefront in step
+             */
+            description?: string;
+            /**
+             * @description Nothing is sent to a disabled endpoint; enabled again, it gets what it missed, in event-id order.
+             * @example false
+             */
+            disabled: boolean;
+            /**
+             * Format: date-time
+             * @description Since when it is disabled (by a change, after failing for 3 days, or by a 410 Gone answer); absent while enabled, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-27T18:00:00.000Z
+             */
+            disabledAt?: string;
+            /**
+             * Format: int32
+             * @description The most deliveries a second the endpoint is sent (1 to 1000), on every instance together: a burst waits its turn, in event-id order, and nothing is failed for it; other endpoints are not slowed. None: as fast as the receiver answers.
+             * @example 20
+             */
+            rateLimit?: number;
+            /**
+             * @description How requests are signed (Standard Webhooks, over `webhook-id.webhook-timestamp.body`): `hmac-sha256` under a shared secret (`whsec_…`), signatures `v1,…`; or `ed25519`, signatures `v1a,…`, which the receiver verifies with the endpoint's public key (`whpk_…`): the private key never leaves the service.
+             * @example hmac-sha256
+             * @enum {string}
+             */
+            signing: "hmac-sha256" | "ed25519";
+            /**
+             * @description The ed25519 public key requests are verified with (`ed25519` endpoints only): `whpk_` and the base64 of its 32 bytes (RFC 8032).
+             * @example whpk_9d8Wq6bUa5s3tOzS3ZJd2Ha2dG0Q4u4h8xQ7bQeM6g0=
+             */
+            publicKey?: string;
+            /**
+             * Format: date-time
+             * @description When it was registered, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description How deliveries to the endpoint are going, read with it (never cached). */
+            health: {
+                /**
+                 * Format: int64
+                 * @description Deliveries not yet made nor given up: queued, and the events of its types recorded since its last schedule (a disabled endpoint's are what enabling it sends).
+                 * @example 0
+                 */
+                waiting: number;
+                /**
+                 * Format: int64
+                 * @description Deliveries given up after the whole retry schedule (see `recover`).
+                 * @example 0
+                 */
+                failed: number;
+                /**
+                 * Format: date-time
+                 * @description When a delivery last succeeded; absent until one has, as RFC 3339 in UTC with milliseconds.
+                 * @example 2026-11-25T09:41:02.117Z
+                 */
+                lastSuccessAt?: string;
+                /**
+                 * Format: date-time
+                 * @description When an attempt last failed; absent until one has, as RFC 3339 in UTC with milliseconds.
+                 * @example 2026-11-25T09:40:57.003Z
+                 */
+                lastFailureAt?: string;
+                /**
+                 * @description How the last failed attempt failed: `answered 503`, `timed out`, `ECONNREFUSED`, `refused: …`.
+                 * @example answered 503
+                 */
+                lastFailure?: string;
+            };
+        };
+        /**
+         * @description The endpoint registered, with what its receiver verifies requests with: `secret` for `hmac-sha256` (only in this answer), `publicKey` for `ed25519`.
+         * @example {
+         *       "id": 3,
+         *       "url": "https://hooks.example.org/petstore",
+         *       "events": [
+         *         "pet.created",
+         *         "order.created"
+         *       ],
+         *       "name": "hooks.example.org",
+         *       "description": "Keeps the storefront in step",
+         *       "disabled": false,
+         *       "rateLimit": 20,
+         *       "signing": "hmac-sha256",
+         *       "createdAt": "2026-11-25T09:30:00.000Z",
+         *       "health": {
+         *         "waiting": 0,
+         *         "failed": 0
+         *       },
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ6qbwG8SWbk="
+         *     }
+         */
+        CreatedWebhookEndpoint: {
+            /**
+             * Format: int64
+             * @description Unique identifier, assigned by the service.
+             * @example 3
+             */
+            id: number | bigint;
+            /**
+             * @description Where the events are POSTed: an absolute `https:` URL without credentials or fragment, whose host is and resolves to public addresses only (no loopback, private, link-local, cloud-metadata or other special-purpose address, unless the deployment allows that network); checked when it is given and again at each delivery.
+             * @example https://hooks.example.org/petstore
+             */
+            url: string;
+            /**
+             * @description The event types sent to it, in the registry's order.
+             * @example [
+             *       "pet.created",
+             *       "order.created"
+             *     ]
+             */
+            events: ("pet.created" | "pet.updated" | "order.created" | "order.updated" | "category.updated")[];
+            /**
+             * @description What the endpoint is called in lists: 1 to 100 characters, trimmed (the URL's host by default).
+             * @example hooks.example.org
+             */
+            name: string;
+            /**
+             * @description Free text for whoever manages the endpoint: at most 500 characters, no control characters.
+             * @example Keeps the storefront in step
+             */
+            description?: string;
+            /**
+             * @description Nothing is sent to a disabled endpoint; enabled again, it gets what it missed, in event-id order.
+             * @example false
+             */
+            disabled: boolean;
+            /**
+             * Format: date-time
+             * @description Since when it is disabled (by a change, after failing for 3 days, or by a 410 Gone answer); absent while enabled, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-27T18:00:00.000Z
+             */
+            disabledAt?: string;
+            /**
+             * Format: int32
+             * @description The most deliveries a second the endpoint is sent (1 to 1000), on every instance together: a burst waits its turn, in event-id order, and nothing is failed for it; other endpoints are not slowed. None: as fast as the receiver answers.
+             * @example 20
+             */
+            rateLimit?: number;
+            /**
+             * @description How requests are signed (Standard Webhooks, over `webhook-id.webhook-timestamp.body`): `hmac-sha256` under a shared secret (`whsec_…`), signatures `v1,…`; or `ed25519`, signatures `v1a,…`, which the receiver verifies with the endpoint's public key (`whpk_…`): the private key never leaves the service.
+             * @example hmac-sha256
+             * @enum {string}
+             */
+            signing: "hmac-sha256" | "ed25519";
+            /**
+             * @description The ed25519 public key requests are verified with (`ed25519` endpoints only): `whpk_` and the base64 of its 32 bytes (RFC 8032).
+             * @example whpk_9d8Wq6bUa5s3tOzS3ZJd2Ha2dG0Q4u4h8xQ7bQeM6g0=
+             */
+            publicKey?: string;
+            /**
+             * Format: date-time
+             * @description When it was registered, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description How deliveries to the endpoint are going, read with it (never cached). */
+            health: {
+                /**
+                 * Format: int64
+                 * @description Deliveries not yet made nor given up: queued, and the events of its types recorded since its last schedule (a disabled endpoint's are what enabling it sends).
+                 * @example 0
+                 */
+                waiting: number;
+                /**
+                 * Format: int64
+                 * @description Deliveries given up after the whole retry schedule (see `recover`).
+                 * @example 0
+                 */
+                failed: number;
+                /**
+                 * Format: date-time
+                 * @description When a delivery last succeeded; absent until one has, as RFC 3339 in UTC with milliseconds.
+                 * @example 2026-11-25T09:41:02.117Z
+                 */
+                lastSuccessAt?: string;
+                /**
+                 * Format: date-time
+                 * @description When an attempt last failed; absent until one has, as RFC 3339 in UTC with milliseconds.
+                 * @example 2026-11-25T09:40:57.003Z
+                 */
+                lastFailureAt?: string;
+                /**
+                 * @description How the last failed attempt failed: `answered 503`, `timed out`, `ECONNREFUSED`, `refused: …`.
+                 * @example answered 503
+                 */
+                lastFailure?: string;
+            };
+            /**
+             * @description The signing secret of an `hmac-sha256` endpoint: `whsec_` and the base64 of 32 random bytes. Shown only in this answer (and its replays); keep it like a password.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ6qbwG8SWbk=
+             */
+            secret?: string;
+        };
+        /**
+         * @description Webhook endpoints in `id` order, at most 100 (one page).
+         * @example [
+         *       {
+         *         "id": 3,
+         *         "url": "https://hooks.example.org/petstore",
+         *         "events": [
+         *           "pet.created",
+         *           "order.created"
+         *         ],
+         *         "name": "hooks.example.org",
+         *         "description": "Keeps the storefront in step",
+         *         "disabled": false,
+         *         "rateLimit": 20,
+         *         "signing": "hmac-sha256",
+         *         "createdAt": "2026-11-25T09:30:00.000Z",
+         *         "health": {
+         *           "waiting": 0,
+         *           "failed": 0,
+         *           "lastSuccessAt": "2026-11-25T09:41:02.117Z"
+         *         }
+         *       }
+         *     ]
+         */
+        WebhookEndpoints: components["schemas"]["WebhookEndpoint"][];
+        /**
+         * @description An endpoint to register: only events recorded from now on are sent to it. Any field not listed is rejected with 400.
+         * @example {
+         *       "url": "https://hooks.example.org/petstore",
+         *       "events": [
+         *         "pet.created",
+         *         "order.created"
+         *       ],
+         *       "description": "Keeps the storefront in step",
+         *       "rateLimit": 20
+         *     }
+         */
+        NewWebhookEndpoint: {
+            /**
+             * @description Where the events are POSTed: an absolute `https:` URL without credentials or fragment, whose host is and resolves to public addresses only (no loopback, private, link-local, cloud-metadata or other special-purpose address, unless the deployment allows that network); checked when it is given and again at each delivery.
+             * @example https://hooks.example.org/petstore
+             */
+            url: string;
+            /**
+             * @description The event types to send it: at least one of `pet.created`, `pet.updated`, `order.created`, `order.updated`, `category.updated`, each once.
+             * @example [
+             *       "pet.created",
+             *       "order.created"
+             *     ]
+             */
+            events: ("pet.created" | "pet.updated" | "order.created" | "order.updated" | "category.updated")[];
+            /**
+             * @description What the endpoint is called in lists: 1 to 100 characters, trimmed (the URL's host by default).
+             * @example hooks.example.org
+             */
+            name?: string;
+            /**
+             * @description Free text for whoever manages the endpoint: at most 500 characters, no control characters.
+             * @example Keeps the storefront in step
+             */
+            description?: string;
+            /** @description Registered disabled: nothing is sent until it is enabled, then what was recorded since it was registered. Default false. */
+            disabled?: boolean;
+            /**
+             * Format: int32
+             * @description The most deliveries a second the endpoint is sent (1 to 1000), on every instance together: a burst waits its turn, in event-id order, and nothing is failed for it; other endpoints are not slowed. None: as fast as the receiver answers.
+             * @example 20
+             */
+            rateLimit?: number;
+            /**
+             * @description How requests are signed (Standard Webhooks, over `webhook-id.webhook-timestamp.body`): `hmac-sha256` under a shared secret (`whsec_…`), signatures `v1,…`; or `ed25519`, signatures `v1a,…`, which the receiver verifies with the endpoint's public key (`whpk_…`): the private key never leaves the service. Default `hmac-sha256`.
+             * @example hmac-sha256
+             * @enum {string}
+             */
+            signing?: "hmac-sha256" | "ed25519";
+        };
+        /**
+         * @description A JSON Merge Patch (RFC 7396) of an endpoint: fields left out keep their value, `{}` changes nothing; its secret and its queue are kept. `signing` cannot change (register another endpoint); `null` removes `description` or `rateLimit` and is refused elsewhere.
+         * @example {
+         *       "disabled": true
+         *     }
+         * @example {
+         *       "events": [
+         *         "pet.created"
+         *       ],
+         *       "rateLimit": null
+         *     }
+         */
+        WebhookEndpointPatch: {
+            /**
+             * @description Where the events are POSTed: an absolute `https:` URL without credentials or fragment, whose host is and resolves to public addresses only (no loopback, private, link-local, cloud-metadata or other special-purpose address, unless the deployment allows that network); checked when it is given and again at each delivery.
+             * @example https://hooks.example.org/petstore
+             */
+            url?: string;
+            /**
+             * @description The event types sent from now on: deliveries waiting (or given up) of a type no longer wanted are dropped; a type newly wanted applies to the events recorded from now on.
+             * @example [
+             *       "pet.created",
+             *       "order.created"
+             *     ]
+             */
+            events?: ("pet.created" | "pet.updated" | "order.created" | "order.updated" | "category.updated")[];
+            /**
+             * @description What the endpoint is called in lists: 1 to 100 characters, trimmed (the URL's host by default).
+             * @example hooks.example.org
+             */
+            name?: string;
+            /** @description Free text for whoever manages the endpoint: at most 500 characters, no control characters. `null` removes it. */
+            description?: string | null;
+            /** @description `true` stops every delivery (the queue waits); `false` sends what waited, then what was recorded meanwhile, in event-id order. */
+            disabled?: boolean;
+            /**
+             * Format: int32
+             * @description The most deliveries a second the endpoint is sent (1 to 1000), on every instance together: a burst waits its turn, in event-id order, and nothing is failed for it; other endpoints are not slowed. None: as fast as the receiver answers. `null` removes the limit.
+             */
+            rateLimit?: number | null;
+        };
+        /**
+         * @description The endpoint's new signing secret (`hmac-sha256`; only in this answer) or public key (`ed25519`).
+         * @example {
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ6qbwG8SWbk=",
+         *       "previousSecretValidUntil": "2026-11-26T09:41:02.117Z"
+         *     }
+         */
+        RotatedWebhookSecret: {
+            /**
+             * @description The signing secret of an `hmac-sha256` endpoint: `whsec_` and the base64 of 32 random bytes. Shown only in this answer (and its replays); keep it like a password.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ6qbwG8SWbk=
+             */
+            secret?: string;
+            /**
+             * @description The ed25519 public key requests are verified with (`ed25519` endpoints only): `whpk_` and the base64 of its 32 bytes (RFC 8032).
+             * @example whpk_9d8Wq6bUa5s3tOzS3ZJd2Ha2dG0Q4u4h8xQ7bQeM6g0=
+             */
+            publicKey?: string;
+            /**
+             * Format: date-time
+             * @description Until when requests also carry a signature under the previous secret (or key): 24 hours, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-26T09:41:02.117Z
+             */
+            previousSecretValidUntil: string;
+        };
+        /**
+         * @description What one signed `webhook.test` message came to, sent now as deliveries are sent (same signing, address rules and timeout).
+         * @example {
+         *       "endpointId": 3,
+         *       "url": "https://hooks.example.org/petstore",
+         *       "webhookId": "test_Zk3Qm9x0aB1cD2eF",
+         *       "type": "webhook.test",
+         *       "disabled": false,
+         *       "delivered": true,
+         *       "status": 204,
+         *       "durationMs": 48
+         *     }
+         */
+        WebhookTestResult: {
+            /**
+             * Format: int64
+             * @description The endpoint it was sent to.
+             * @example 3
+             */
+            endpointId: number;
+            /**
+             * @description Where it was sent.
+             * @example https://hooks.example.org/petstore
+             */
+            url: string;
+            /**
+             * @description Its `webhook-id`: `test_…`, never an event's (digits only).
+             * @example test_Zk3Qm9x0aB1cD2eF
+             */
+            webhookId: string;
+            /**
+             * @description Its `type`: not an event type; it is not in the feed, not retried, not among the attempts.
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * @description The endpoint is disabled: a test is sent anyway, its deliveries are not.
+             * @example false
+             */
+            disabled: boolean;
+            /**
+             * @description The receiver answered 2xx.
+             * @example true
+             */
+            delivered: boolean;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status, when it answered.
+             * @example 204
+             */
+            status?: number;
+            /**
+             * @description Why it was not delivered: `answered 500`, `timed out`, `ECONNREFUSED`, `refused: …` (an address the rules refuse).
+             * @example answered 503
+             */
+            error?: string;
+            /**
+             * Format: int32
+             * @description How long the attempt took, in ms.
+             * @example 48
+             */
+            durationMs: number;
+        };
+        /**
+         * @description One delivery attempt to the endpoint.
+         * @example {
+         *       "eventId": 42,
+         *       "eventType": "pet.created",
+         *       "attempt": 2,
+         *       "attemptedAt": "2026-11-25T09:40:57.003Z",
+         *       "result": "retrying",
+         *       "status": 503,
+         *       "error": "answered 503",
+         *       "durationMs": 31,
+         *       "nextAttemptAt": "2026-11-25T09:45:57.003Z"
+         *     }
+         */
+        WebhookAttempt: {
+            /**
+             * Format: int64
+             * @description The event sent.
+             * @example 42
+             */
+            eventId: number | bigint;
+            /**
+             * @description Its type; absent once retention has deleted the event.
+             * @example pet.created
+             */
+            eventType?: string;
+            /**
+             * Format: int32
+             * @description The attempt's number for this event (it goes on after a resend or a recovery: 4, 5 … after three).
+             * @example 2
+             */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When it was sent, as RFC 3339 in UTC with milliseconds.
+             * @example 2026-11-25T09:40:57.003Z
+             */
+            attemptedAt: string;
+            /**
+             * @description `delivered`; `retrying`: failed, tried again at `nextAttemptAt`; `failed`: failed and given up.
+             * @example retrying
+             * @enum {string}
+             */
+            result: "delivered" | "retrying" | "failed";
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status, when it answered.
+             * @example 204
+             */
+            status?: number;
+            /**
+             * @description Why it was not delivered: `answered 500`, `timed out`, `ECONNREFUSED`, `refused: …` (an address the rules refuse).
+             * @example answered 503
+             */
+            error?: string;
+            /**
+             * Format: int32
+             * @description How long it took, in ms.
+             * @example 31
+             */
+            durationMs: number;
+            /**
+             * Format: date-time
+             * @description When the delivery is tried again (`retrying` only); never sooner than the receiver's `Retry-After`.
+             * @example 2026-11-25T09:45:57.003Z
+             */
+            nextAttemptAt?: string;
+        };
+        /**
+         * @description Attempts, newest first, at most 100 (one page). They are kept as long as their events.
+         * @example [
+         *       {
+         *         "eventId": 42,
+         *         "eventType": "pet.created",
+         *         "attempt": 2,
+         *         "attemptedAt": "2026-11-25T09:40:57.003Z",
+         *         "result": "retrying",
+         *         "status": 503,
+         *         "error": "answered 503",
+         *         "durationMs": 31,
+         *         "nextAttemptAt": "2026-11-25T09:45:57.003Z"
+         *       }
+         *     ]
+         */
+        WebhookAttempts: components["schemas"]["WebhookAttempt"][];
+        /**
+         * @description The event to send the endpoint again.
+         * @example {
+         *       "eventId": 42
+         *     }
+         */
+        WebhookResend: {
+            /**
+             * Format: int64
+             * @description The event to send again: one of a type the endpoint receives, still retained.
+             * @example 42
+             */
+            eventId: number | bigint;
+        };
+        /**
+         * @description The event is in line for the endpoint, due now, before its later events, with the whole retry schedule.
+         * @example {
+         *       "endpointId": 3,
+         *       "eventId": 42,
+         *       "attempt": 3
+         *     }
+         */
+        WebhookResent: {
+            /**
+             * Format: int64
+             * @description The endpoint.
+             * @example 3
+             */
+            endpointId: number;
+            /**
+             * Format: int64
+             * @description The event, due now.
+             * @example 42
+             */
+            eventId: number | bigint;
+            /**
+             * Format: int32
+             * @description The number its next attempt will have; absent when the event was not scheduled for the endpoint yet (recorded a moment ago): it is sent in its turn.
+             * @example 3
+             */
+            attempt?: number;
+        };
+        /**
+         * @description The window of failed attempts to recover.
+         * @example {
+         *       "since": "2026-11-25T00:00:00Z"
+         *     }
+         */
+        WebhookRecovery: {
+            /**
+             * @description From when (RFC 3339, with a time zone): the attempts sent from then on; within the events' retention, not in the future.
+             * @example 2026-11-25T00:00:00Z
+             */
+            since: string;
+            /**
+             * @description Until when (RFC 3339, exclusive), after `since`; now when left out.
+             * @example 2026-11-25T12:00:00Z
+             */
+            until?: string;
+        };
+        /**
+         * @description What the recovery put back in line, in one transaction: the deliveries are sent in the background, in event-id order, each once.
+         * @example {
+         *       "endpointId": 3,
+         *       "since": "2026-11-25T00:00:00.000Z",
+         *       "until": "2026-11-25T12:00:00.000Z",
+         *       "queued": 12,
+         *       "firstEventId": 31,
+         *       "lastEventId": 97
+         *     }
+         */
+        WebhookRecovered: {
+            /**
+             * Format: int64
+             * @description The endpoint.
+             * @example 3
+             */
+            endpointId: number;
+            /**
+             * Format: date-time
+             * @description The window's start.
+             * @example 2026-11-25T00:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The window's end (exclusive).
+             * @example 2026-11-25T12:00:00.000Z
+             */
+            until: string;
+            /**
+             * Format: int64
+             * @description Deliveries put back in line: every event the endpoint failed or gave up on in the window, not delivered since.
+             * @example 12
+             */
+            queued: number;
+            /**
+             * Format: int64
+             * @description The smallest of their events' ids; absent when none was queued.
+             * @example 31
+             */
+            firstEventId?: number | bigint;
+            /**
+             * Format: int64
+             * @description The largest; absent when none was queued.
+             * @example 97
+             */
+            lastEventId?: number | bigint;
+        };
     };
     responses: never;
     parameters: never;
@@ -1548,7 +2661,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            /** @description The API key is valid but has the `read` role, and this operation needs the `write` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
             403: {
                 headers: {
                     /**
@@ -2224,7 +3337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            /** @description The API key is valid but has the `read` role, and this operation needs the `write` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
             403: {
                 headers: {
                     /**
@@ -2347,7 +3460,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Maximum number of orders returned: an integer from 1 to 100, default 20, in plain decimal digits.
+                 * @description Maximum number of orders returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
                  * @example 20
                  */
                 limit?: number;
@@ -2550,7 +3663,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            /** @description The API key is valid but has the `read` role, and this operation needs the `write` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
             403: {
                 headers: {
                     /**
@@ -2663,7 +3776,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Maximum number of orders returned: an integer from 1 to 100, default 20, in plain decimal digits.
+                 * @description Maximum number of orders returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
                  * @example 20
                  */
                 limit?: number;
@@ -3097,7 +4210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is valid but has the `read` role, and this operation writes (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            /** @description The API key is valid but has the `read` role, and this operation needs the `write` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
             403: {
                 headers: {
                     /**
@@ -3389,11 +4502,664 @@ export interface operations {
             };
         };
     };
+    listCategories: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of categories returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Opaque position from the `next` link of a previous page. A cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of categories (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more categories match: `<…/v1/categories?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 1,
+                     *         "name": "Hawk",
+                     *         "pets": {
+                     *           "available": 12,
+                     *           "pending": 3,
+                     *           "sold": 40
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Categories"];
+                };
+            };
+            /** @description `limit` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "listCategories-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of categories returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Opaque position from the `next` link of a previous page. A cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of categories (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more categories match: `<…/v1/categories?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `limit` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getCategory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The category's id, written in plain decimal digits with an optional `-` (a path segment is text: `1.0` or `1e0` are rejected). Any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
+                 * @example 1
+                 */
+                categoryId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The category. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the category, in two parts: its record's (id and name) and its pets' counts'. It changes whenever either does, so `If-None-Match` answers 304 only while neither changed. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "name": "Hawk",
+                     *       "pets": {
+                     *         "available": 12,
+                     *         "pending": 3,
+                     *         "sold": 40
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Category"];
+                };
+            };
+            /** @description The category still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `categoryId` is not an int64 in plain decimal digits, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No category has this id: it has no name and no pet carries it (`category_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putCategory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The category's id, written in plain decimal digits with an optional `-` (a path segment is text: `1.0` or `1e0` are rejected). Any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
+                 * @example 1
+                 */
+                categoryId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Hawk"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CategoryName"];
+            };
+        };
+        responses: {
+            /** @description The category had a name: it has this one now (or had it already). */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the category, in two parts: its record's (id and name) and its pets' counts'. It changes whenever either does, so `If-None-Match` answers 304 only while neither changed. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "name": "Hawk",
+                     *       "pets": {
+                     *         "available": 12,
+                     *         "pending": 3,
+                     *         "sold": 40
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Category"];
+                };
+            };
+            /** @description The category had no name: it has this one now. */
+            201: {
+                headers: {
+                    /** @description Strong entity tag of the category, in two parts: its record's (id and name) and its pets' counts'. It changes whenever either does, so `If-None-Match` answers 304 only while neither changed. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "name": "Hawk",
+                     *       "pets": {
+                     *         "available": 12,
+                     *         "pending": 3,
+                     *         "sold": 40
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Category"];
+                };
+            };
+            /** @description `categoryId` is not an int64, the body has no `name`, a `name` that is not 1 to 100 characters of visible text, or an unknown field (`invalid_request`: the message names the field); or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` role, and this operation needs the `write` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another category has this name already (`category_name_taken`). Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` in UTF-8, or it has a `Content-Encoding` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    /** @description RFC 7694: the content codings a request body may have, sent when a body came with a `Content-Encoding`: always `identity` (bodies are small; send them uncompressed). */
+                    "Accept-Encoding"?: "identity";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getCategory-head": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The category's id, written in plain decimal digits with an optional `-` (a path segment is text: `1.0` or `1e0` are rejected). Any int64, from −2^63 (-9223372036854775808) to 2^63−1 (9223372036854775807), kept exactly. Values beyond ±(2^53−1) (9007199254740991) arrive and must be sent as JSON numbers written digit for digit, never as strings: in JavaScript, `JSON.parse` and `JSON.stringify` would round them (or throw on a `bigint`), so read answers with a JSON parser that keeps big integers (as `bigint`), or use `@petstore/client`, which does.
+                 * @example 1
+                 */
+                categoryId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The category. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the category, in two parts: its record's (id and name) and its pets' counts'. It changes whenever either does, so `If-None-Match` answers 304 only while neither changed. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The category still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `categoryId` is not an int64 in plain decimal digits, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No category has this id: it has no name and no pet carries it (`category_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
                 /**
-                 * @description Return only events with an id above this one (the last id you processed). Left out: from the oldest event still retained. Plain decimal digits. When events after it were already deleted by retention, the answer is 410 `events_expired`.
+                 * @description Return only events with an id above this one (the last id you processed). Left out: from the oldest event still retained. Plain decimal digits, at most 9007199254740991 (2^53−1, the largest id an event can have); beyond it is 400 `invalid_request`. When events after it were already deleted by retention, the answer is 410 `events_expired`.
                  * @example 41
                  */
                 after?: number;
@@ -3403,17 +5169,17 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only events of these types: repeat the parameter for each (`type=pet.created&type=order.updated`); one `type` is a list of one. Left out: events of every type. The types are `pet.created`, `pet.updated`, `order.created`, `order.updated`; an unknown one is 400 `invalid_request`.
+                 * @description Return only events of these types: repeat the parameter for each (`type=pet.created&type=order.updated`); one `type` is a list of one. Left out: events of every type. The types are `pet.created`, `pet.updated`, `order.created`, `order.updated`, `category.updated`; an unknown one is 400 `invalid_request`.
                  * @example [
                  *       "pet.created",
                  *       "order.updated"
                  *     ]
                  */
-                type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated")[];
+                type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated" | "category.updated")[];
             };
             header?: {
                 /**
-                 * @description With `Accept: text/event-stream`: the id of the last event received, which an `EventSource` sends when it reconnects; the stream resumes after it, and it wins over `after`. Plain decimal digits; anything else is 400 `invalid_request` naming it. A page (JSON) ignores it.
+                 * @description With `Accept: text/event-stream`: the id of the last event received, which an `EventSource` sends when it reconnects; the stream resumes after it, and it wins over `after`. Plain decimal digits, at most 9007199254740991 (2^53−1, the largest id an event can have); anything else is 400 `invalid_request` naming it. A page (JSON) ignores it.
                  * @example 41
                  */
                 "last-event-id"?: number;
@@ -3567,7 +5333,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Return only events with an id above this one (the last id you processed). Left out: from the oldest event still retained. Plain decimal digits. When events after it were already deleted by retention, the answer is 410 `events_expired`.
+                 * @description Return only events with an id above this one (the last id you processed). Left out: from the oldest event still retained. Plain decimal digits, at most 9007199254740991 (2^53−1, the largest id an event can have); beyond it is 400 `invalid_request`. When events after it were already deleted by retention, the answer is 410 `events_expired`.
                  * @example 41
                  */
                 after?: number;
@@ -3577,17 +5343,17 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only events of these types: repeat the parameter for each (`type=pet.created&type=order.updated`); one `type` is a list of one. Left out: events of every type. The types are `pet.created`, `pet.updated`, `order.created`, `order.updated`; an unknown one is 400 `invalid_request`.
+                 * @description Return only events of these types: repeat the parameter for each (`type=pet.created&type=order.updated`); one `type` is a list of one. Left out: events of every type. The types are `pet.created`, `pet.updated`, `order.created`, `order.updated`, `category.updated`; an unknown one is 400 `invalid_request`.
                  * @example [
                  *       "pet.created",
                  *       "order.updated"
                  *     ]
                  */
-                type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated")[];
+                type?: ("pet.created" | "pet.updated" | "order.created" | "order.updated" | "category.updated")[];
             };
             header?: {
                 /**
-                 * @description With `Accept: text/event-stream`: the id of the last event received, which an `EventSource` sends when it reconnects; the stream resumes after it, and it wins over `after`. Plain decimal digits; anything else is 400 `invalid_request` naming it. A page (JSON) ignores it.
+                 * @description With `Accept: text/event-stream`: the id of the last event received, which an `EventSource` sends when it reconnects; the stream resumes after it, and it wins over `after`. Plain decimal digits, at most 9007199254740991 (2^53−1, the largest id an event can have); anything else is 400 `invalid_request` naming it. A page (JSON) ignores it.
                  * @example 41
                  */
                 "last-event-id"?: number;
@@ -3676,6 +5442,2355 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of an event, as the feed, the stream and webhook deliveries (`webhook-id`) carry it: a positive integer in plain decimal digits. An id no event was recorded with is 404; one retention deleted is 410.
+                 * @example 42
+                 */
+                eventId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event, as the feed holds it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 41,
+                     *       "type": "pet.created",
+                     *       "occurredAt": "2026-11-25T09:30:00.000Z",
+                     *       "data": {
+                     *         "pet": {
+                     *           "id": 1,
+                     *           "name": "Rex",
+                     *           "categoryId": 1,
+                     *           "status": "available"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description `eventId` is not a positive integer up to 2^53−1, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No event was recorded with this id (`event_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Retention deleted this event (`events_expired`). */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getEvent-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of an event, as the feed, the stream and webhook deliveries (`webhook-id`) carry it: a positive integer in plain decimal digits. An id no event was recorded with is 404; one retention deleted is 410.
+                 * @example 42
+                 */
+                eventId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event, as the feed holds it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `eventId` is not a positive integer up to 2^53−1, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No event was recorded with this id (`event_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retention deleted this event (`events_expired`). */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of endpoints returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Opaque position from the `next` link of a previous page. A cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more endpoints match: `<…/v1/webhook-endpoints?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 3,
+                     *         "url": "https://hooks.example.org/petstore",
+                     *         "events": [
+                     *           "pet.created",
+                     *           "order.created"
+                     *         ],
+                     *         "name": "hooks.example.org",
+                     *         "description": "Keeps the storefront in step",
+                     *         "disabled": false,
+                     *         "rateLimit": 20,
+                     *         "signing": "hmac-sha256",
+                     *         "createdAt": "2026-11-25T09:30:00.000Z",
+                     *         "health": {
+                     *           "waiting": 0,
+                     *           "failed": 0,
+                     *           "lastSuccessAt": "2026-11-25T09:41:02.117Z"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoints"];
+                };
+            };
+            /** @description The page still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `limit` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry (IETF httpapi Idempotency-Key draft): a unique value per new endpoint, e.g. a UUID, as a bare token or a quoted string, 1 to 255 visible ASCII characters without spaces, quotes or backslashes. A repeat with the same key and body, from the same API key within 24 hours, is answered with the first answer and `Idempotent-Replayed: true`, creating nothing; the same key with another body is 422 `idempotency_key_reused`; a repeat while the first is still being processed is 409 `idempotency_request_in_progress`.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.org/petstore",
+                 *       "events": [
+                 *         "pet.created",
+                 *         "order.created"
+                 *       ],
+                 *       "description": "Keeps the storefront in step",
+                 *       "rateLimit": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description Endpoint registered (or, for a repeated `Idempotency-Key`, the answer the first request got). */
+            201: {
+                headers: {
+                    /** @description Path of the new endpoint: `/v1/webhook-endpoints/{id}`. */
+                    Location?: string;
+                    /** @description The endpoint's tag as `getWebhookEndpoint` gives it: send it in `If-Match` to make an `updateWebhookEndpoint` conditional. */
+                    ETag?: string;
+                    /** @description `true` when this answer is a replay of an earlier request with the same `Idempotency-Key`; nothing new was registered. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 3,
+                     *       "url": "https://hooks.example.org/petstore",
+                     *       "events": [
+                     *         "pet.created",
+                     *         "order.created"
+                     *       ],
+                     *       "name": "hooks.example.org",
+                     *       "description": "Keeps the storefront in step",
+                     *       "disabled": false,
+                     *       "rateLimit": 20,
+                     *       "signing": "hmac-sha256",
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "health": {
+                     *         "waiting": 0,
+                     *         "failed": 0
+                     *       },
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ6qbwG8SWbk="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+            /** @description The body is missing `url` or `events`, has an invalid value (an event type the feed does not carry, no event type, a `rateLimit` out of range, a URL refused by the address rules: the message names the field) or an unknown field, or the `Idempotency-Key` header is malformed (`invalid_request`); or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The URL is registered already (`webhook_endpoint_exists`; change that endpoint instead), the most endpoints are registered (`webhook_endpoint_limit_reached`), or a request with the same `Idempotency-Key` is still being processed (`idempotency_request_in_progress`). Nothing was registered. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` in UTF-8, or it has a `Content-Encoding` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    /** @description RFC 7694: the content codings a request body may have, sent when a body came with a `Content-Encoding`: always `identity` (bodies are small; send them uncompressed). */
+                    "Accept-Encoding"?: "identity";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used with a different body (`idempotency_key_reused`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "listWebhookEndpoints-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of endpoints returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Opaque position from the `next` link of a previous page. A cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more endpoints match: `<…/v1/webhook-endpoints?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The page still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `limit` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the endpoint, in two parts: its settings' and its health's. It changes whenever either does (so `If-None-Match` answers 304 only while neither changed); `If-Match` on `updateWebhookEndpoint` compares the settings' part alone, since every delivery changes the health. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 3,
+                     *       "url": "https://hooks.example.org/petstore",
+                     *       "events": [
+                     *         "pet.created",
+                     *         "order.created"
+                     *       ],
+                     *       "name": "hooks.example.org",
+                     *       "description": "Keeps the storefront in step",
+                     *       "disabled": false,
+                     *       "rateLimit": 20,
+                     *       "signing": "hmac-sha256",
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "health": {
+                     *         "waiting": 0,
+                     *         "failed": 0,
+                     *         "lastSuccessAt": "2026-11-25T09:41:02.117Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The endpoint still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `endpointId` is not a positive integer, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `endpointId` is not a positive integer, or a query parameter was sent (`invalid_request`); or a body was sent that is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`); a delete that was made answers so when repeated. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent, larger than the limit (`payload_too_large`); this operation takes none. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not `application/json` in UTF-8 (`unsupported_media_type`); this operation takes none. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getWebhookEndpoint-head": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier answer (or a list of them, or `*`): when it still matches, the answer is 304 with no body. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the endpoint, in two parts: its settings' and its health's. It changes whenever either does (so `If-None-Match` answers 304 only while neither changed); `If-Match` on `updateWebhookEndpoint` compares the settings' part alone, since every delivery changes the health. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint still matches the `If-None-Match` tag; no body. */
+            304: {
+                headers: {
+                    /** @description The matching entity tag. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `endpointId` is not a positive integer, or a query parameter was sent (`invalid_request`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the change conditional: the `ETag` of the endpoint as the client last saw it (from `getWebhookEndpoint` or a change), a list of tags, or `*`. When none has the settings' part of the current tag (strong comparison), the answer is 412 `precondition_failed` and nothing changes. At most 4096 characters.
+                 * @example "3q2-7w"
+                 */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "disabled": true
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["WebhookEndpointPatch"];
+                /**
+                 * @example {
+                 *       "disabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointPatch"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it now is. */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this representation (it changes when the pet does); send it back in `If-None-Match` to revalidate, or in `If-Match` to make an `updatePet` conditional. */
+                    ETag?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 3,
+                     *       "url": "https://hooks.example.org/petstore",
+                     *       "events": [
+                     *         "pet.created",
+                     *         "order.created"
+                     *       ],
+                     *       "name": "hooks.example.org",
+                     *       "description": "Keeps the storefront in step",
+                     *       "disabled": false,
+                     *       "rateLimit": 20,
+                     *       "signing": "hmac-sha256",
+                     *       "createdAt": "2026-11-25T09:30:00.000Z",
+                     *       "health": {
+                     *         "waiting": 0,
+                     *         "failed": 0,
+                     *         "lastSuccessAt": "2026-11-25T09:41:02.117Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description `endpointId` is not a positive integer, the body is not a valid patch (an unknown event type, no event type, a `rateLimit` out of range, a URL refused by the address rules: the message names the field; `null` where a value is needed, or an unknown field), or `If-Match` is malformed (`invalid_request`); or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The new `url` is another endpoint's already (`webhook_endpoint_exists`). Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `If-Match` does not match the settings of the endpoint's current `ETag` (`precondition_failed`): they changed since. Nothing changed. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/merge-patch+json` or `application/json` (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret (or public key). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQ6qbwG8SWbk=",
+                     *       "previousSecretValidUntil": "2026-11-26T09:41:02.117Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RotatedWebhookSecret"];
+                };
+            };
+            /** @description `endpointId` is not a positive integer, or a query parameter was sent (`invalid_request`); or a body was sent that is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent, larger than the limit (`payload_too_large`); this operation takes none. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not `application/json` in UTF-8 (`unsupported_media_type`); this operation takes none. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the test came to. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpointId": 3,
+                     *       "url": "https://hooks.example.org/petstore",
+                     *       "webhookId": "test_Zk3Qm9x0aB1cD2eF",
+                     *       "type": "webhook.test",
+                     *       "disabled": false,
+                     *       "delivered": true,
+                     *       "status": 204,
+                     *       "durationMs": 48
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            /** @description `endpointId` is not a positive integer, or a query parameter was sent (`invalid_request`); or a body was sent that is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent, larger than the limit (`payload_too_large`); this operation takes none. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body was sent that is not `application/json` in UTF-8 (`unsupported_media_type`); this operation takes none. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookAttempts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of attempts returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Only the attempts that failed (each a retry is scheduled after, or the delivery was given up), or only those delivered.
+                 * @example failed
+                 */
+                status?: "failed" | "succeeded";
+                /**
+                 * @description Opaque position from the `next` link of a previous page. Bound to the `status` filter it was issued for; a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more attempts match: `<…/v1/webhook-endpoints/3/attempts?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "eventId": 42,
+                     *         "eventType": "pet.created",
+                     *         "attempt": 2,
+                     *         "attemptedAt": "2026-11-25T09:40:57.003Z",
+                     *         "result": "retrying",
+                     *         "status": 503,
+                     *         "error": "answered 503",
+                     *         "durationMs": 31,
+                     *         "nextAttemptAt": "2026-11-25T09:45:57.003Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookAttempts"];
+                };
+            };
+            /** @description `limit`, `status` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "listWebhookAttempts-head": {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of attempts returned: an integer from 1 to 100, default 20, written in plain decimal digits (a query parameter is text: `2.0`, `1e1` or `+2` are rejected).
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Only the attempts that failed (each a retry is scheduled after, or the delivery was given up), or only those delivered.
+                 * @example failed
+                 */
+                status?: "failed" | "succeeded";
+                /**
+                 * @description Opaque position from the `next` link of a previous page. Bound to the `status` filter it was issued for; a cursor that was altered or belongs to another query is rejected with 400 `invalid_cursor`.
+                 * @example eyJhIjoyMH0.c2lnbmF0dXJl
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts (a bare array). */
+            200: {
+                headers: {
+                    /** @description RFC 8288 link to the next page, present only when more attempts match: `<…/v1/webhook-endpoints/3/attempts?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `limit`, `status` or `cursor` is invalid, or a query parameter is unknown (`invalid_request`, `invalid_cursor`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    resendWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eventId": 42
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookResend"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpointId": 3,
+                     *       "eventId": 42,
+                     *       "attempt": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookResent"];
+                };
+            };
+            /** @description `endpointId` is not a positive integer, the body has no `eventId` or an unknown field, or the event is of a type the endpoint does not receive (`invalid_request`; the message names `eventId`); or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint is disabled (`webhook_endpoint_disabled`): enable it first. Nothing was queued. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` in UTF-8 (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No event has `eventId` (`event_not_found`): none was recorded, or retention deleted it. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint's id: a positive int64 in plain decimal digits. An id no endpoint has is 404.
+                 * @example 3
+                 */
+                endpointId: number | bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-25T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecovery"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpointId": 3,
+                     *       "since": "2026-11-25T00:00:00.000Z",
+                     *       "until": "2026-11-25T12:00:00.000Z",
+                     *       "queued": 12,
+                     *       "firstEventId": 31,
+                     *       "lastEventId": 97
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookRecovered"];
+                };
+            };
+            /** @description `endpointId` is not a positive integer, or `since` or `until` is not a date-time, `since` is in the future or older than the retention, `until` is not after `since`, or an unknown field was sent (`invalid_request`; the message names the field); or the body is not JSON (`malformed_json`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description The bearer challenge: `Bearer realm="petstore"`, with `error="invalid_request"` or `error="invalid_token"` when a key was sent but is malformed or unknown. */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\"" | "Bearer realm=\"petstore\", error=\"invalid_request\"" | "Bearer realm=\"petstore\", error=\"invalid_token\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but has the `read` or `write` role, and this operation needs the `admin` role (`insufficient_scope`); decided before the body is read, so nothing about it is checked or changed. */
+            403: {
+                headers: {
+                    /**
+                     * @description The bearer challenge of a valid key that may not call this operation (RFC 6750 §3.1).
+                     * @example Bearer realm="petstore", error="insufficient_scope"
+                     */
+                    "WWW-Authenticate"?: "Bearer realm=\"petstore\", error=\"insufficient_scope\"";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint has this id (`webhook_endpoint_not_found`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint is disabled (`webhook_endpoint_disabled`): enable it first. Nothing was recovered. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the limit (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` in UTF-8 (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit (`rate_limited`): the API key's request limit, or too many failed authentications from this address (only requests whose key fails are refused for that); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit's window resets. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`); the message carries no internals. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store is unreachable or the instance is shutting down (`service_unavailable`), or the instance is overloaded and turned the request away unread (`overloaded`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (RFC 9110): always `1` on a 503. */
+                    "Retry-After"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
         };
     };
@@ -3930,11 +8045,81 @@ export interface operations {
                  *           },
                  *           "approvedAt": "2026-11-25T10:02:00.000Z"
                  *         },
-                 *         "previousStatus": "placed"
+                 *         "previousStatus": "placed",
+                 *         "previous": {
+                 *           "status": "placed"
+                 *         }
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["OrderUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: any 2xx status; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule, then given up. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    categoryUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's `id`: the same on every retry of this event, so a receiver deduplicates by it.
+                 * @example 42
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in seconds since the epoch; signed, so a receiver can refuse old replays (the Standard Webhooks libraries allow 5 minutes).
+                 * @example 1795000000
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the endpoint's secret (the base64 after `whsec_`); during a secret rotation two, space-separated: the new secret's and the old one's. Verify it with any Standard Webhooks library before trusting the body.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description The sender.
+                 * @example petstore-webhooks/1.0.0
+                 */
+                "User-Agent": "petstore-webhooks/1.0.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, exactly as `listEvents` returns it. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 43,
+                 *       "type": "category.updated",
+                 *       "occurredAt": "2026-11-25T09:32:00.000Z",
+                 *       "data": {
+                 *         "category": {
+                 *           "id": 1,
+                 *           "name": "Hawk"
+                 *         },
+                 *         "previous": {
+                 *           "name": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CategoryUpdatedEvent"];
             };
         };
         responses: {

@@ -5,11 +5,15 @@ export type BusName = 'nats' | 'rabbitmq'
 export interface BusLease {
   /** Every event up to this id was acknowledged by the broker. */
   publishedThrough: number
+  /** The highest event id handed to the broker so far, by any instance of the deployment. */
+  attemptedThrough: number
   leaseToken: string | undefined
+  /** The instance (`host:pid`) that holds or last held the lease. */
+  leaseHolder: string | undefined
   /** Milliseconds since the epoch. */
   leaseUntil: number | undefined
-  /** True when an event above `publishedThrough` is recorded: there is something to publish. */
-  waiting: boolean
+  /** When the oldest event above `publishedThrough` was committed (ms since the epoch); undefined when none waits. */
+  oldestWaitingAt: number | undefined
 }
 
 /** A bus as `petstore buses` and the metrics show it. */
@@ -46,8 +50,12 @@ export interface BusPositionStore {
   /** Creates the bus's row, positioned at the newest event, unless it exists. */
   ensureBus (bus: BusName): Promise<void>
   findBus (bus: BusName): Promise<BusLease | undefined>
-  /** Takes the lease when it is free, ended, or already `token`'s, until `now + leaseMs`; the position, or undefined when another holds it. */
-  claimBus (bus: BusName, token: string, holder: string, now: number, leaseMs: number): Promise<number | undefined>
+  /**
+   * Takes the lease (when it is free, ended, or already `token`'s) until `now + leaseMs`, if the position is still
+   * `position`, and records that the events up to `through` are being handed to the broker; the lease's end (the
+   * batch must end before it), or undefined when another instance holds the lease or the position moved.
+   */
+  beginBatch (bus: BusName, token: string, holder: string, position: number, through: number, now: number, leaseMs: number): Promise<number | undefined>
   /** Moves the position to `through` (the broker acknowledged), renews the lease and clears the last error; false when the lease was lost. */
   advanceBus (bus: BusName, token: string, through: number, now: number, leaseMs: number): Promise<boolean>
   /** Records why publishing failed, under the lease. */

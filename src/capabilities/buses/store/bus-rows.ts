@@ -1,4 +1,4 @@
-import type { BusName, BusStatus } from './bus-position-store.js'
+import type { BusLease, BusName, BusStatus } from './bus-position-store.js'
 
 /** A `bus_positions` row with its lag, as {@link BusStatus} is read from it (both engines: times as ms, ids as numbers). */
 export interface BusStatusRow {
@@ -29,5 +29,26 @@ export function rowToBusStatus (row: BusStatusRow, now: number): BusStatus {
     newestEventId: row.newest_event_id ?? 0,
     waitingEvents: row.waiting_events,
     oldestWaitingAt: dateOf(row.oldest_waiting_at)
+  }
+}
+
+/** A `bus_positions` row as a relay's pass reads it (both engines). */
+export interface BusLeaseRow {
+  published_through: number
+  attempted_through: number
+  lease_token: string | null
+  lease_holder: string | null
+  lease_until: number | null
+  oldest_waiting_at: number | Date | null
+}
+
+export function rowToBusLease (row: BusLeaseRow): BusLease {
+  return {
+    publishedThrough: row.published_through,
+    attemptedThrough: row.attempted_through,
+    leaseToken: row.lease_token ?? undefined,
+    leaseHolder: row.lease_holder ?? undefined,
+    leaseUntil: row.lease_until ?? undefined,
+    oldestWaitingAt: row.oldest_waiting_at === null ? undefined : row.oldest_waiting_at instanceof Date ? row.oldest_waiting_at.getTime() : row.oldest_waiting_at
   }
 }

@@ -1,6 +1,6 @@
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
 import type { BusLease, BusName, BusPositionStore, BusStatus } from './bus-position-store.js'
-import { rowToBusStatus, type BusStatusRow } from './bus-rows.js'
+import { rowToBusLease, rowToBusStatus, type BusLeaseRow, type BusStatusRow } from './bus-rows.js'
 import { POSTGRES_BUS_SQL as SQL } from './bus-sql.js'
 
 const statement = (name: keyof typeof SQL): { name: string, text: string } => ({ name: `petstore-bus-${name}`, text: SQL[name] })
@@ -18,13 +18,12 @@ export class PostgresBusPositionStore implements BusPositionStore {
   }
 
   async findBus (bus: BusName): Promise<BusLease | undefined> {
-    const row = (await this.#database.query<{ published_through: number, lease_token: string | null, lease_until: number | null, waiting: boolean }>(
-      statement('findBus'), [bus]))[0]
-    return row === undefined ? undefined : { publishedThrough: row.published_through, leaseToken: row.lease_token ?? undefined, leaseUntil: row.lease_until ?? undefined, waiting: row.waiting }
+    const row = (await this.#database.query<BusLeaseRow>(statement('findBus'), [bus]))[0]
+    return row === undefined ? undefined : rowToBusLease(row)
   }
 
-  async claimBus (bus: BusName, token: string, holder: string, now: number, leaseMs: number): Promise<number | undefined> {
-    return (await this.#database.query<{ published_through: number }>(statement('claimBus'), [bus, token, holder, now, leaseMs]))[0]?.published_through
+  async beginBatch (bus: BusName, token: string, holder: string, position: number, through: number, now: number, leaseMs: number): Promise<number | undefined> {
+    return (await this.#database.query<{ lease_until: number }>(statement('beginBatch'), [bus, token, holder, position, through, now, leaseMs]))[0]?.lease_until
   }
 
   async advanceBus (bus: BusName, token: string, through: number, now: number, leaseMs: number): Promise<boolean> {

@@ -1,6 +1,6 @@
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 import type { BusLease, BusName, BusPositionStore, BusStatus } from './bus-position-store.js'
-import { rowToBusStatus, type BusStatusRow } from './bus-rows.js'
+import { rowToBusLease, rowToBusStatus, type BusLeaseRow, type BusStatusRow } from './bus-rows.js'
 import { SQLITE_BUS_SQL as SQL, sqliteParameters } from './bus-sql.js'
 
 /**
@@ -27,13 +27,13 @@ export class SqliteBusPositionStore implements BusPositionStore {
   }
 
   async findBus (bus: BusName): Promise<BusLease | undefined> {
-    const row = this.#database.run(() => this.#statements.findBus.get(sqliteParameters(bus))) as { published_through: number, lease_token: string | null, lease_until: number | null, waiting: number } | undefined
-    return row === undefined ? undefined : { publishedThrough: row.published_through, leaseToken: row.lease_token ?? undefined, leaseUntil: row.lease_until ?? undefined, waiting: row.waiting === 1 }
+    const row = this.#database.run(() => this.#statements.findBus.get(sqliteParameters(bus))) as BusLeaseRow | undefined
+    return row === undefined ? undefined : rowToBusLease(row)
   }
 
-  async claimBus (bus: BusName, token: string, holder: string, now: number, leaseMs: number): Promise<number | undefined> {
-    const row = this.#database.runWithoutFsync(() => this.#statements.claimBus.get(sqliteParameters(bus, token, holder, now, leaseMs))) as { published_through: number } | undefined
-    return row?.published_through
+  async beginBatch (bus: BusName, token: string, holder: string, position: number, through: number, now: number, leaseMs: number): Promise<number | undefined> {
+    const row = this.#database.runWithoutFsync(() => this.#statements.beginBatch.get(sqliteParameters(bus, token, holder, position, through, now, leaseMs))) as { lease_until: number } | undefined
+    return row?.lease_until
   }
 
   async advanceBus (bus: BusName, token: string, through: number, now: number, leaseMs: number): Promise<boolean> {

@@ -19,6 +19,13 @@ export interface EventPage {
   purgedThrough: number
 }
 
+/**
+ * One event looked up by id: the event as a feed page holds it, or, when no event has the id, the highest id
+ * retention ever deleted (of any type; 0: none), read after the miss: an id at or below it was deleted (ids
+ * are deleted as a prefix), one above it was never recorded.
+ */
+export type EventLookup = { found: true, event: Event } | { found: false, purgedThrough: number }
+
 /** What one retention pass did. */
 export interface EventPurge {
   deleted: number
@@ -32,6 +39,8 @@ export interface EventPurge {
  */
 export interface EventStore {
   listEvents (query: EventPageQuery): Promise<EventPage>
+  /** The event with id `id`, or what retention says of its absence. */
+  findEvent (id: number): Promise<EventLookup>
   /** The smallest retained id, or undefined when no event is retained. */
   oldestEventId (): Promise<number | undefined>
   /** The highest id committed so far, retained or deleted by retention (0: none yet): where a consumer of what comes next starts. */

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { EventPage, EventPageQuery, EventPurge, EventStore } from './event-store.js'
+import type { EventLookup, EventPage, EventPageQuery, EventPurge, EventStore } from './event-store.js'
 import { EVENT_COLUMNS, rowToEvent, type EventRow } from './event-rows.js'
 import type { Statement } from '../../../infra/database/postgres/locks.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
@@ -15,6 +15,11 @@ const pageSql = (filter: string, markFilter: string): string =>
 const SQL = {
   listEvents: { name: 'petstore-list-events', text: pageSql('id > $1', '') },
   listEventsOfTypes: { name: 'petstore-list-events-of-types', text: pageSql('type = ANY($3::text[]) AND id > $1', ' WHERE type = ANY($3::text[])') },
+  // the mark in the same statement: a purge that deleted the event is seen with its mark
+  findEvent: {
+    name: 'petstore-find-event',
+    text: `SELECT (SELECT coalesce(max(purged_through), 0) FROM event_retention) AS purged_through, e.* FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1) AS e ON true`
+  },
   oldestEventId: { text: 'SELECT min(id) AS id FROM events' },
   newestEventId: { name: 'petstore-newest-event-id', text: 'SELECT GREATEST(coalesce((SELECT max(id) FROM events), 0), coalesce((SELECT max(purged_through) FROM event_retention), 0)) AS id' },
   // the oldest `$2` events, of which the expired prefix (up to the first one at or after the cutoff `$1`) is
@@ -47,6 +52,11 @@ export class PostgresEventStore implements EventStore {
       : await this.#query<PageRow>(SQL.listEventsOfTypes, [query.afterId, query.limit, query.types])
     const events = rows.flatMap((row) => row.id === null ? [] : [rowToEvent(row as EventRow)])
     return { events, purgedThrough: rows[0]?.purged_through ?? 0 }
+  }
+
+  async findEvent (id: number): Promise<EventLookup> {
+    const [row] = await this.#query<PageRow>(SQL.findEvent, [id])
+    return row === undefined || row.id === null ? { found: false, purgedThrough: row?.purged_through ?? 0 } : { found: true, event: rowToEvent(row as EventRow) }
   }
 
   async oldestEventId (): Promise<number | undefined> {

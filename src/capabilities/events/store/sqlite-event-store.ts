@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3'
-import type { EventPage, EventPageQuery, EventPurge, EventStore } from './event-store.js'
+import type { EventLookup, EventPage, EventPageQuery, EventPurge, EventStore } from './event-store.js'
 import { EVENT_COLUMNS, rowToEvent, type EventRow } from './event-rows.js'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 
 const SQL = {
   listEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?`,
+  findEvent: `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`,
   // the types as one JSON array, so one statement serves any number of them
   listEventsOfTypes: `SELECT ${EVENT_COLUMNS} FROM events WHERE type IN (SELECT value FROM json_each(?)) AND id > ? ORDER BY id LIMIT ?`,
   purgedThrough: 'SELECT coalesce(max(purged_through), 0) FROM event_retention',
@@ -54,6 +55,14 @@ export class SqliteEventStore implements EventStore {
       return { events: rows.map(rowToEvent), purgedThrough }
     })
     return this.#readPagePrepared
+  }
+
+  async findEvent (id: number): Promise<EventLookup> {
+    return this.#run(() => {
+      const row = this.#statements.findEvent.get(id) as EventRow | undefined
+      // the mark after the miss: a purge that deleted the event committed its mark with it
+      return row === undefined ? { found: false, purgedThrough: this.#statements.purgedThrough.get() as number } : { found: true, event: rowToEvent(row) }
+    })
   }
 
   async oldestEventId (): Promise<number | undefined> {

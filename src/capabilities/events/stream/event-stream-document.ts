@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { RETRY_AFTER_SECONDS } from '../../../infra/errors/catalogue.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
+import { MAX_EVENT_ID } from '../../../infra/schemas/event-envelope.js'
 import { errorResponse, RETRY_AFTER_HEADER } from '../../../infra/schemas/responses.js'
 import type { Event } from '../event-types.js'
 import { ERROR_MESSAGE_EVENT, eventMessage, EVENT_STREAM_MEDIA_TYPE, HEARTBEAT, STREAM_OPENING, STREAM_RETRY_MS } from './sse-format.js'
@@ -13,10 +14,10 @@ export const ListEventsHeadersSchema = Type.Object({
   'last-event-id': Type.Optional(Type.Integer({
     format: 'int64',
     minimum: 0,
-    maximum: Number.MAX_SAFE_INTEGER,
+    maximum: MAX_EVENT_ID,
     description: 'With `Accept: text/event-stream`: the id of the last event received, which an `EventSource` sends when it reconnects; ' +
-      'the stream resumes after it, and it wins over `after`. Plain decimal digits; anything else is 400 `invalid_request` naming it. ' +
-      'A page (JSON) ignores it.',
+      `the stream resumes after it, and it wins over \`after\`. Plain decimal digits, at most ${MAX_EVENT_ID} (2^53−1, the largest id an event can have); ` +
+      'anything else is 400 `invalid_request` naming it. A page (JSON) ignores it.',
     examples: [41]
   }))
 })

@@ -38,6 +38,9 @@ export interface EventStreamOptions {
 
 // what a stream catching up holds before it waits for its consumer: a page or two
 const CATCH_UP_HIGH_WATER_BYTES = 64 * 1024
+// the most handed to the response at once: the response's drain, by which a consumer is seen to take something,
+// comes after each piece, so a consumer that reads slowly is seen to read while a page of megabytes goes out
+const WRITE_PIECE_BYTES = 64 * 1024
 
 /**
  * One consumer's stream, as the response's body (Fastify pipes it to the connection). Its `position` is the
@@ -155,7 +158,8 @@ export class EventStream extends Readable {
 
   #write (chunk: Buffer, messages: number): void {
     if (this.#over) return
-    this.push(chunk)
+    // views of the one buffer that every stream shares, never copies
+    for (let start = 0; start < chunk.length; start += WRITE_PIECE_BYTES) this.push(chunk.subarray(start, start + WRITE_PIECE_BYTES))
     if (messages > 0) this.#options.onMessages(messages)
   }
 

@@ -3,11 +3,10 @@ import type { ApiError } from '../../../infra/errors/catalogue.js'
 import { errorBody } from '../../../infra/http/error-handler.js'
 import type { EventStreamSettings } from '../../../infra/config/config.js'
 import { markStreamedAnswer } from '../../../infra/metrics/http-metrics.js'
-import type { Metrics } from '../../../infra/metrics/metrics.js'
 import { retentionPassed } from '../event-expiry.js'
 import type { EventType } from '../event-types.js'
-import type { SerializeEvent } from '../event-serializer.js'
-import { EventStream, STREAM_ENDS, type StreamEnd } from './event-stream.js'
+import { EventStream, type StreamEnd } from './event-stream.js'
+import type { StreamMetrics } from './stream-metrics.js'
 import type { EventTail, StreamPage } from './event-tail.js'
 import { errorMessage, EVENT_STREAM_MEDIA_TYPE } from './sse-format.js'
 import { StreamSlots } from './stream-slots.js'
@@ -28,7 +27,6 @@ export interface StreamRequest {
   /** The id it resumes after (`Last-Event-ID`, else `after`); undefined: from the oldest retained event. */
   after: number | undefined
   types: readonly EventType[] | undefined
-  serialize: SerializeEvent
   /** The 410 of a position retention has passed, as the JSON feed answers it. */
   expired: (after: number, purgedThrough: number) => Promise<ApiError>
 }
@@ -42,17 +40,14 @@ export class EventStreams {
   readonly #tail: EventTail
   readonly #slots: StreamSlots
   readonly #settings: EventStreamSettings
-  readonly #metrics: Metrics
+  readonly #metrics: StreamMetrics
   #closing = false
 
-  constructor (tail: EventTail, settings: EventStreamSettings, metrics: Metrics) {
+  constructor (tail: EventTail, settings: EventStreamSettings, metrics: StreamMetrics) {
     this.#tail = tail
     this.#settings = settings
     this.#metrics = metrics
-    this.#slots = new StreamSlots(settings, (open) => { metrics.eventStreamsOpen.set(open) }, (cap) => { metrics.eventStreamsRefused.inc({ cap }) })
-    metrics.eventStreamsOpen.set(0)
-    for (const cap of ['per_key', 'per_instance'] as const) metrics.eventStreamsRefused.inc({ cap }, 0)
-    for (const reason of STREAM_ENDS) metrics.eventStreamsEnded.inc({ reason }, 0)
+    this.#slots = new StreamSlots(settings, (open) => { metrics.open.set(open) }, (cap) => { metrics.refused.inc({ cap }) })
   }
 
   /** Streams open now. */
@@ -61,12 +56,11 @@ export class EventStreams {
   }
 
   /** Answers `request` with a stream of the feed (or throws the 429, 503 or 410 before any of it is sent). */
-  async answer (request: FastifyRequest, reply: FastifyReply, { after, types, serialize, expired }: StreamRequest): Promise<FastifyReply> {
+  async answer (request: FastifyRequest, reply: FastifyReply, { after, types, expired }: StreamRequest): Promise<FastifyReply> {
     const slot = this.#slots.take(request.apiKey?.scope ?? '')
     let page: StreamPage
     const typeSet = types === undefined ? undefined : new Set(types)
     try {
-      this.#tail.useSerializer(serialize)
       page = await this.#tail.readPage(after ?? 0, typeSet)
       if (after !== undefined && retentionPassed(after, page.purgedThrough)) throw await expired(after, page.purgedThrough)
     } catch (error) {
@@ -84,10 +78,10 @@ export class EventStreams {
       // the Error body the 410 would carry, written as the JSON answer writes it (the schema's order: code, message, status)
       expiredMessage: async (position, purgedThrough) => errorMessage(JSON.stringify(errorBody(await expired(position, purgedThrough)))),
       dropConnection: () => { reply.raw.destroy() },
-      onMessages: (count) => { this.#metrics.eventStreamMessages.inc(count) },
+      onMessages: (count) => { this.#metrics.messages.inc(count) },
       onEnd: (ended, reason: StreamEnd | undefined) => {
         slot.release()
-        if (reason !== undefined) this.#metrics.eventStreamsEnded.inc({ reason })
+        if (reason !== undefined) this.#metrics.ended.inc({ reason })
         if (reason === 'expired') request.log.info({ position: ended.position }, 'event stream ended: retention passed its position; its consumer must resynchronize')
         if (reason === 'backlog') request.log.warn({ maxBacklogBytes: this.#settings.maxBacklogBytes }, 'event stream cut: its consumer stopped reading')
       }

@@ -5,6 +5,7 @@ import type { BackgroundWork } from '../../../infra/background/background-work.j
 import type { Database } from '../../../infra/database/database.js'
 import { watchRecordedEvents } from '../../../infra/database/watch-recorded-events.js'
 import type { Metrics } from '../../../infra/metrics/metrics.js'
+import type { StreamMetrics } from './stream-metrics.js'
 import type { SerializeEvent } from '../event-serializer.js'
 import type { EventType } from '../event-types.js'
 import { retentionPassed } from '../event-expiry.js'
@@ -33,8 +34,13 @@ export interface StreamPage {
 
 export interface EventTailOptions {
   store: EventStore
+  /** How each event is written once for every stream: the feed's serializer (`app.eventSerializer.event`). */
+  serialize: SerializeEvent
   database: Database
+  /** The background loop's metrics. */
   metrics: Metrics
+  /** Counts a stream that falls behind. */
+  streamMetrics: Pick<StreamMetrics, 'behind'>
   log: FastifyBaseLogger
 }
 
@@ -61,7 +67,6 @@ export class EventTail implements BackgroundWork {
   #position: number | undefined
   // the highest id known to be committed (read by the tail or a stream, or the store's newest): never beyond the real one
   #committed = 0
-  #serialize: SerializeEvent | undefined
   #unwatch: (() => void) | undefined
   #stopped = false
 
@@ -91,11 +96,6 @@ export class EventTail implements BackgroundWork {
   /** Ends every stream cleanly (a stream catching up included): at close, before HTTP drains. */
   finishAll (): void {
     for (const stream of this.#streams) stream.finish('shutdown')
-  }
-
-  /** Writes events with `serialize` (the route's serializer, compiled once; the first stream hands it over). */
-  useSerializer (serialize: SerializeEvent): void {
-    this.#serialize ??= serialize
   }
 
   /** Reads, for one stream, the page after `afterId` of `types`; `through` says how far it accounts for. */
@@ -219,6 +219,7 @@ export class EventTail implements BackgroundWork {
     if (!this.#live.has(stream)) return
     if (stream.congested) {
       // its consumer is behind: it leaves the live streams and catches up at its own pace
+      this.#options.streamMetrics.behind.inc()
       this.#live.delete(stream)
       this.#startCatchUp(stream)
     } else if (stream.position >= first) {
@@ -239,8 +240,6 @@ export class EventTail implements BackgroundWork {
   }
 
   #written (id: number, type: EventType, event: Parameters<SerializeEvent>[0]): SerializedEvent {
-    const serialize = this.#serialize
-    if (serialize === undefined) throw new Error('the event serializer is handed over by the first stream')
-    return { id, type, message: eventMessage(id, type, serialize(event)) }
+    return { id, type, message: eventMessage(id, type, this.#options.serialize(event)) }
   }
 }

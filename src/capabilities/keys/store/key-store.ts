@@ -12,7 +12,7 @@ export interface ApiKeyRecord {
 
 /** The API keys as stored. One implementation per engine, on the database's own connection. */
 export interface KeyStore {
-  /** Stores a new key's hash; `role` defaults to `write` (full access). */
+  /** Stores a new key's hash; `role` defaults to `write`. */
   createApiKey (name: string, keyHash: string, role?: ApiKeyRole): Promise<ApiKeyRecord>
   /** The active (not revoked) key with this hash. */
   findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
@@ -22,8 +22,8 @@ export interface KeyStore {
   /** Records that a key was used; callers throttle it. */
   touchApiKey (id: number, usedAt: Date): Promise<void>
   /**
-   * Creates a write key only if no key was ever created (revoked ones count), atomically
-   * even when several instances try at once; undefined when a key already existed.
+   * Creates an admin key (the operator's first) only if no key was ever created (revoked ones count),
+   * atomically even when several instances try at once; undefined when a key already existed.
    */
   createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
 }

@@ -1,5 +1,6 @@
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
-import { DEFAULT_API_KEY_ROLE, type ApiKeyRole } from '../roles.js'
+import type { Clock } from '../../../infra/runtime/clock.js'
+import { BOOTSTRAP_API_KEY_ROLE, DEFAULT_API_KEY_ROLE, type ApiKeyRole } from '../roles.js'
 import { API_KEY_COLUMNS, rowToApiKey, type ApiKeyRow } from './key-rows.js'
 import type { ApiKeyRecord, KeyStore } from './key-store.js'
 
@@ -10,16 +11,23 @@ const SQL = {
   revokeApiKey: 'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
   touchApiKey: 'UPDATE api_keys SET last_used_at = ? WHERE id = ?',
   // one statement holds SQLite's write lock from the check to the insert
-  insertFirstApiKey: `INSERT INTO api_keys (name, key_hash, role, created_at) SELECT ?, ?, 'write', ? WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${API_KEY_COLUMNS}`
+  insertFirstApiKey: `INSERT INTO api_keys (name, key_hash, role, created_at) SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM api_keys) RETURNING ${API_KEY_COLUMNS}`
 } as const
 
 /** The API keys of the embedded database. */
 export class SqliteKeyStore implements KeyStore {
   readonly #database: SqliteDatabase
+  readonly #clock: Clock
   #prepared: PreparedStatements<keyof typeof SQL> | undefined
 
-  constructor (database: SqliteDatabase) {
+  /** `clock`: the time of a key's creation and revocation (the app's). */
+  constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
+    this.#clock = clock
+  }
+
+  #now (): string {
+    return new Date(this.#clock.now()).toISOString()
   }
 
   // prepared on first use, because preparing needs the tables that migrating creates
@@ -29,7 +37,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async createApiKey (name: string, keyHash: string, role: ApiKeyRole = DEFAULT_API_KEY_ROLE): Promise<ApiKeyRecord> {
-    return this.#database.run(() => rowToApiKey(this.#statements.insertApiKey.get(name, keyHash, role, new Date().toISOString()) as ApiKeyRow))
+    return this.#database.run(() => rowToApiKey(this.#statements.insertApiKey.get(name, keyHash, role, this.#now()) as ApiKeyRow))
   }
 
   async findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined> {
@@ -44,7 +52,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async revokeApiKey (id: number): Promise<boolean> {
-    return this.#database.run(() => this.#statements.revokeApiKey.run(new Date().toISOString(), id).changes === 1)
+    return this.#database.run(() => this.#statements.revokeApiKey.run(this.#now(), id).changes === 1)
   }
 
   async touchApiKey (id: number, usedAt: Date): Promise<void> {
@@ -53,7 +61,7 @@ export class SqliteKeyStore implements KeyStore {
 
   async createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined> {
     return this.#database.run(() => {
-      const row = this.#statements.insertFirstApiKey.get(name, keyHash, new Date().toISOString()) as ApiKeyRow | undefined
+      const row = this.#statements.insertFirstApiKey.get(name, keyHash, BOOTSTRAP_API_KEY_ROLE, this.#now()) as ApiKeyRow | undefined
       return row === undefined ? undefined : rowToApiKey(row)
     })
   }

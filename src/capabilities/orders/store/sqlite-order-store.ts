@@ -5,12 +5,14 @@ import type { PreparedStatements, SqliteDatabase } from '../../../infra/database
 import { recordSqliteEvents } from '../../../infra/database/sqlite/sqlite-outbox.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
+import type { Clock } from '../../../infra/runtime/clock.js'
 import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
-import { SqlitePetMoves } from '../../pets/index.js'
+import { registerSqliteOpenOrders, SqlitePetMoves } from '../../pets/index.js'
 import { decideOrderUpdate, decidePlacement, writesOrder, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
 import type { Metadata } from '../order-metadata.js'
 import { orderCreatedData, orderUpdatedData } from '../order-event-schemas.js'
 import type { Order } from '../order-schemas.js'
+import { OPEN_ORDER_STATUSES } from '../order-transitions.js'
 import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, timeValue, type OrderRow } from './order-rows.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import type { OrderPage, OrderPageQuery, OrderStore } from './order-store.js'
@@ -22,6 +24,8 @@ const SQL = {
     `ON CONFLICT (pet_id) WHERE status IN ('placed', 'approved') DO NOTHING RETURNING ${ORDER_COLUMNS}`,
   findOrder: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`,
   setOrder: 'UPDATE orders SET status = ?, approved_at = ?, delivered_at = ?, cancelled_at = ?, cancellation_reason = ?, metadata = ? WHERE id = ?',
+  // by the partial unique index of open orders: one row at most
+  findOpenOrder: `SELECT id FROM orders WHERE pet_id = ? AND status IN (${OPEN_ORDER_STATUSES.map((status) => `'${status}'`).join(', ')})`,
   completeIdempotencyKey: COMPLETE_CLAIM_SQL.sqlite,
   all: listOrdersSql('all', () => '?'),
   byStatus: listOrdersSql('byStatus', () => '?'),
@@ -45,11 +49,15 @@ export class SqliteOrderStore implements OrderStore {
   #update: Database.Transaction<Update> | undefined
   // the pets' own statements: an order changes its pet only through them
   readonly #pets: SqlitePetMoves
+  readonly #clock: Clock
 
-  constructor (database: SqliteDatabase) {
+  constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
+    this.#clock = clock
     this.#db = database.connection
     this.#pets = new SqlitePetMoves(database)
+    // how updatePet asks, in its transaction, whether a pet has an open order
+    registerSqliteOpenOrders(database, (petId) => (this.#statements.findOpenOrder.get(petId) as { id: number } | undefined)?.id)
   }
 
   // prepared on first use, because preparing needs the tables that migrating creates
@@ -83,11 +91,11 @@ export class SqliteOrderStore implements OrderStore {
     const pet = this.#pets.findPet(petId)
     const decision = decidePlacement(pet?.status)
     if (decision.outcome !== 'orderable' || pet === undefined) return decision.outcome === 'orderable' ? { outcome: 'pet_not_found' } : decision
-    const now = Date.now()
+    const now = this.#clock.now()
     const orderRow = statements.insertOrder.get(petId, now, JSON.stringify(metadata)) as OrderRow | undefined
     if (orderRow === undefined) return { outcome: 'pet_not_available', petStatus: 'pending' }
     const order = rowToOrder(orderRow)
-    recordSqliteEvents(this.#database, now, [this.#pets.movePet(pet, 'pending'), { type: 'order.created', data: orderCreatedData(order) }])
+    this.#pets.movePets([{ pet, status: 'pending', followedBy: [{ type: 'order.created', data: orderCreatedData(order) }] }], now)
     if (completing !== undefined) {
       const { changes } = statements.completeIdempotencyKey.run(201, stringifyJson(order), completing.scope, completing.key, completing.token)
       // thrown inside the transaction: it rolls back, the order is not placed
@@ -129,19 +137,18 @@ export class SqliteOrderStore implements OrderStore {
   #updateInTransaction (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {
     const statements = this.#statements
     const row = statements.findOrder.get(id) as OrderRow | undefined
-    const now = Date.now()
+    const now = this.#clock.now()
     const outcome = decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), change, new Date(now), precondition)
     if (!writesOrder(outcome)) return outcome
     const { order } = outcome
     const ms = (time: number): number => time
     statements.setOrder.run(order.status, timeValue(order.approvedAt, ms), timeValue(order.deliveredAt, ms), timeValue(order.cancelledAt, ms),
       order.cancellationReason ?? null, JSON.stringify(order.metadata ?? {}), order.id)
-    const events: NewEvent[] = []
-    const pet = outcome.petStatus === undefined ? undefined : this.#pets.findPet(order.petId)
+    const updated: NewEvent = { type: 'order.updated', data: orderUpdatedData(outcome.previous, order) }
     // the order's pet exists: the orders' foreign key keeps it
-    if (pet !== undefined && outcome.petStatus !== undefined) events.push(this.#pets.movePet(pet, outcome.petStatus))
-    events.push({ type: 'order.updated', data: orderUpdatedData(order, outcome.previous.status) })
-    recordSqliteEvents(this.#database, now, events)
+    const pet = outcome.petStatus === undefined ? undefined : this.#pets.findPet(order.petId)
+    if (pet !== undefined && outcome.petStatus !== undefined) this.#pets.movePets([{ pet, status: outcome.petStatus, followedBy: [updated] }], now)
+    else recordSqliteEvents(this.#database, now, [updated])
     return outcome
   }
 }

@@ -1,6 +1,6 @@
 /**
- * How another capability's store, having changed pets in its own transaction (an order moving a pet's
- * status), tells this process's pet store, so that no list page read before is served after it: the
+ * How the pets' port (pet-moves.ts), having changed pets in another store's transaction (an order moving a
+ * pet's status), tells this process's pet store, so that no list page read before is served after it: the
  * pet store of each database registers how it moves its list version.
  */
 const moveListVersionOf = new WeakMap<object, () => void>()
@@ -10,7 +10,7 @@ export function registerPetsChanged (database: object, moveListVersion: () => vo
   moveListVersionOf.set(database, moveListVersion)
 }
 
-/** Pets of `database` were changed by this process outside the pet store: its list pages are stale. */
+/** Pets of `database` were changed by this process outside the pet store (through the port): its list pages are stale. */
 export function notePetsChanged (database: object): void {
   moveListVersionOf.get(database)?.()
 }

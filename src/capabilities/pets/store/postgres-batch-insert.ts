@@ -17,12 +17,12 @@ export interface BatchInsert {
 }
 
 /**
- * Inserts the pets of one group commit, with their pet.created events, in one statement and completes their Idempotency-Key claims,
- * inside the caller's transaction (when there are claims to complete; else the statement is its own).
+ * Inserts the pets of one group commit, with their pet.created events (occurred at `now`), in one statement and completes their
+ * Idempotency-Key claims, inside the caller's transaction (when there are claims to complete; else the statement is its own).
  */
-export async function insertBatch (database: PostgresDatabase, client: pg.PoolClient | pg.Pool, kept: readonly PendingCreate[]): Promise<BatchInsert> {
+export async function insertBatch (database: PostgresDatabase, client: pg.PoolClient | pg.Pool, kept: readonly PendingCreate[], now: Date): Promise<BatchInsert> {
   const rows = await SQL.insertPets.run<PetRow>(database, client,
-    [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status), new Date()])
+    [kept.map((item) => item.pet.name), kept.map((item) => item.pet.categoryId), kept.map((item) => item.pet.status), now])
   // ids are drawn in input order, so the pets sorted by id line up with the input
   const pets = rows.map(rowToPet).sort((a, b) => a.id - b.id)
   if (pets.length !== kept.length) throw new Error(`inserted ${pets.length} pets for ${kept.length} creates`)

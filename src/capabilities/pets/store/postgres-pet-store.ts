@@ -3,6 +3,7 @@ import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcom
 import { petUpdatedData } from '../pet-events.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
+import type { Clock } from '../../../infra/runtime/clock.js'
 import type { Pet, PetPatch } from '../pet-schemas.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import { groupCreates, type PendingCreate } from './pending-create.js'
@@ -14,6 +15,7 @@ import { rowToPet, type PetRow } from './rows.js'
 import { insertBatch, type BatchInsert } from './postgres-batch-insert.js'
 import { PETS_CHANGED_CHANNEL, SQL } from './postgres-sql.js'
 import { registerPetsChanged } from './pets-changed.js'
+import { postgresOpenOrderFinder } from './open-orders.js'
 import { countsOf, type PetCountRow, type PetCounts } from './pet-counts.js'
 
 // a bound on one read of pets by id; a page holds at most 100, a burst of getPets rarely more
@@ -28,9 +30,11 @@ export class PostgresPetStore implements PetStore {
   readonly #creates = groupCreates(async (items) => await this.#insertPets(items))
   readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => await this.#findPets(ids), MAX_PETS_PER_READ)
   readonly #changes: ChangeListener
+  readonly #clock: Clock
 
-  constructor (database: PostgresDatabase) {
+  constructor (database: PostgresDatabase, clock: Clock) {
     this.#database = database
+    this.#clock = clock
     this.#changes = database.listen(PETS_CHANGED_CHANNEL)
     // an order's change of a pet, committed by the orders' store of this process (its NOTIFY reaches the others)
     registerPetsChanged(database, () => { this.#changes.bump() })
@@ -49,11 +53,12 @@ export class PostgresPetStore implements PetStore {
       const kept = items.filter((item) => !lost.has(item))
       if (kept.length === 0) break
       let outcome: BatchInsert
+      const now = new Date(this.#clock.now())
       try {
         // without claims to complete, one statement is the whole transaction: two round trips fewer
         outcome = kept.every((item) => item.completing === undefined)
-          ? await this.#database.onPool(async (pool) => await insertBatch(this.#database, pool, kept))
-          : await this.#database.transaction(async (client) => await insertBatch(this.#database, client, kept), (batch) => batch.lost.length > 0)
+          ? await this.#database.onPool(async (pool) => await insertBatch(this.#database, pool, kept, now))
+          : await this.#database.transaction(async (client) => await insertBatch(this.#database, client, kept, now), (batch) => batch.lost.length > 0)
       } finally {
         // before any 201 goes out (and also when the commit's outcome is unknown): a list on this
         // instance right after it must not be served from a page read before
@@ -86,14 +91,14 @@ export class PostgresPetStore implements PetStore {
       return await this.#database.transaction(async (client) => {
         const { rows } = await client.query<PetRow>({ ...SQL.findPetForUpdate, values: [id] })
         const current = rows[0] === undefined ? undefined : rowToPet(rows[0])
-        const openOrder = patch.status !== undefined && current !== undefined && patch.status !== current.status
-          ? (await client.query<{ id: string | number }>({ ...SQL.findOpenOrder, values: [id] })).rows[0]
+        const openOrderId = patch.status !== undefined && current !== undefined && patch.status !== current.status
+          ? await postgresOpenOrderFinder(this.#database)(client, id)
           : undefined
-        const outcome = decidePetUpdate(current, patch, precondition, () => openOrder === undefined ? undefined : Number(openOrder.id))
+        const outcome = decidePetUpdate(current, patch, precondition, () => openOrderId)
         if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
           const { pet } = outcome
           wrote = true
-          await SQL.updatePet.run(this.#database, client, [pet.name, pet.categoryId, pet.status, pet.id, new Date(), stringifyJson(petUpdatedData(outcome.previous, pet))])
+          await SQL.updatePet.run(this.#database, client, [pet.name, pet.categoryId, pet.status, pet.id, new Date(this.#clock.now()), stringifyJson(petUpdatedData(outcome.previous, pet))])
         }
         return outcome
       })

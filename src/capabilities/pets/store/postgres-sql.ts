@@ -1,6 +1,14 @@
-import { EventRecordingStatement } from '../../../infra/database/postgres/postgres-outbox.js'
+import { EventRecordingStatement, KnownEventsStatement } from '../../../infra/database/postgres/postgres-outbox.js'
 import { COMPLETE_CLAIM_SQL } from '../../idempotency/index.js'
-import { PET_COLUMNS } from './rows.js'
+import { petCreatedData } from '../pet-events.js'
+import { PET_COLUMNS, PET_FIELD_COLUMNS } from './rows.js'
+
+/** A JSON object whose values are SQL expressions (a column, or such an object) as the SQL that builds it. */
+type JsonOfSql = { readonly [field: string]: string | JsonOfSql }
+function jsonObjectSql (object: JsonOfSql): string {
+  const fields = Object.entries(object).map(([field, value]) => `'${field}', ${typeof value === 'string' ? value : jsonObjectSql(value)}`)
+  return `json_build_object(${fields.join(', ')})`
+}
 
 /** Notified (with the schema as payload) whenever pets are added or changed. */
 export const PETS_CHANGED_CHANNEL = 'petstore_pets_changed'
@@ -18,7 +26,7 @@ export const SQL = {
       'inserted AS (INSERT INTO pets (name, category_id, status) SELECT input.name, input.category_id, input.status FROM input, ordered, notified ' +
       `ORDER BY input.position RETURNING ${PET_COLUMNS})`,
     events: {
-      select: "'pet.created', $4, json_build_object('pet', json_build_object('id', id, 'name', name, 'categoryId', category_id, 'status', status))",
+      select: `'pet.created', $4, ${jsonObjectSql(petCreatedData(PET_FIELD_COLUMNS))}`,
       from: 'inserted',
       orderBy: 'id'
     },
@@ -34,16 +42,18 @@ export const SQL = {
   findPetForUpdate: { name: 'petstore-find-pet-for-update', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1 FOR UPDATE` },
   // an order batch's pets (pet-moves.ts), locked in id order: two batches never hold each other's rows in a circle
   findPetsForUpdate: { name: 'petstore-find-pets-for-update', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE` },
-  // an order's pet moved by its order (pet-moves.ts), the row locked already
-  setPetStatus: { name: 'petstore-set-pet-status', text: 'UPDATE pets SET status = $1 WHERE id = $2' },
+  // pets moved by orders (pet-moves.ts), their rows locked already: each to its status ($4 the ids, $5 the statuses),
+  // with the events the writer records after the move's ($1 to $3)
+  movePets: new KnownEventsStatement('petstore-move-pets', {
+    change: 'moved AS (UPDATE pets SET status = moves.status FROM unnest($4::bigint[], $5::text[]) AS moves (id, status) WHERE pets.id = moves.id)',
+    alsoNotify: [PETS_CHANGED_CHANNEL]
+  }),
   // the row is locked already (findPetForUpdate); its pet.updated event is recorded by the same statement
   updatePet: new EventRecordingStatement('petstore-update-pet', {
     change: 'updated AS (UPDATE pets SET name = $1, category_id = $2, status = $3 WHERE id = $4 RETURNING pets.id)',
     events: { select: "'pet.updated', $5, $6::json", from: 'updated', orderBy: 'updated.id' },
     alsoNotify: [PETS_CHANGED_CHANNEL]
   }),
-  // by the partial unique index of open orders; the pet's row is locked, and placing an order locks it too
-  findOpenOrder: { name: 'petstore-pet-find-open-order', text: "SELECT id FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved')" },
   // kept by statement triggers in every transaction that changes pets (migrations/postgres/0007_orders.sql)
   countPets: { name: 'petstore-count-pets', text: 'SELECT status, pets FROM pet_counts' },
   listPets: { name: 'petstore-list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` },

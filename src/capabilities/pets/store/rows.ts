@@ -18,5 +18,8 @@ export function rowToPet (row: PetRow): Pet {
   return { id: row.id, name: row.name, categoryId, status: row.status }
 }
 
+/** The column each field of a Pet is stored in, in the order of {@link PetRow}. */
+export const PET_FIELD_COLUMNS: Readonly<Record<keyof Pet, string>> = { id: 'id', name: 'name', categoryId: 'category_id', status: 'status' }
+
 /** The pets columns every query returns, in the order of {@link PetRow}. */
-export const PET_COLUMNS = 'id, name, category_id, status'
+export const PET_COLUMNS = Object.values(PET_FIELD_COLUMNS).join(', ')

@@ -6,6 +6,7 @@ import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcom
 import { petCreatedData, petUpdatedData } from '../pet-events.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
+import type { Clock } from '../../../infra/runtime/clock.js'
 import type { Pet, PetPatch } from '../pet-schemas.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import { groupCreates, type PendingCreate } from './pending-create.js'
@@ -13,6 +14,7 @@ import type { NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.
 import { rowToPet, type PetRow } from './rows.js'
 import { SQL } from './sqlite-sql.js'
 import { registerPetsChanged } from './pets-changed.js'
+import { sqliteOpenOrderFinder } from './open-orders.js'
 import { countsOf, type PetCountRow, type PetCounts } from './pet-counts.js'
 
 type Statements = PreparedStatements<keyof typeof SQL>
@@ -21,6 +23,7 @@ type Statements = PreparedStatements<keyof typeof SQL>
 export class SqlitePetStore implements PetStore {
   readonly #database: SqliteDatabase
   readonly #db: Database.Database
+  readonly #clock: Clock
   #prepared: Statements | undefined
   #updatePrepared: Database.Transaction<(id: Int64, patch: PetPatch, precondition?: PetPrecondition) => PetUpdateOutcome> | undefined
   // bumped by this connection's own commits of pets, and when another connection committed anything
@@ -29,9 +32,10 @@ export class SqlitePetStore implements PetStore {
   readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
 
-  constructor (database: SqliteDatabase) {
+  constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
     this.#db = database.connection
+    this.#clock = clock
     // an order's change of a pet, committed by the orders' store on this connection
     registerPetsChanged(database, () => { this.#listVersion++ })
   }
@@ -55,9 +59,9 @@ export class SqlitePetStore implements PetStore {
 
   #prepareInsertBatch (): Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> {
     const statements = this.#statements
-    const insertOne = this.#db.transaction(({ pet, completing }: PendingCreate): Pet => {
+    const insertOne = this.#db.transaction(({ pet, completing }: PendingCreate, now: number): Pet => {
       const created = rowToPet(statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
-      recordSqliteEvents(this.#database, Date.now(), [{ type: 'pet.created', data: petCreatedData(created) }])
+      recordSqliteEvents(this.#database, now, [{ type: 'pet.created', data: petCreatedData(created) }])
       if (completing !== undefined) {
         const { changes } = statements.completeIdempotencyKey.run(201, stringifyJson(created), completing.scope, completing.key, completing.token)
         if (changes !== 1) throw new IdempotencyClaimLostError()
@@ -67,9 +71,10 @@ export class SqlitePetStore implements PetStore {
     return this.#db.transaction((items: readonly PendingCreate[]) => {
       // whatever the outcome, pets may have changed: pages read before must not be reused
       this.#listVersion++
+      const now = this.#clock.now()
       return items.map((item): ItemOutcome<Pet> => {
         try {
-          return { ok: true, value: insertOne(item) }
+          return { ok: true, value: insertOne(item, now) }
         } catch (error) {
           // any other failure is the engine's: the whole batch rolls back
           if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
@@ -106,11 +111,11 @@ export class SqlitePetStore implements PetStore {
     this.#updatePrepared ??= this.#db.transaction((id: Int64, patch: PetPatch, precondition?: PetPrecondition): PetUpdateOutcome => {
       const statements = this.#statements
       const row = statements.findPet.get(id) as PetRow | undefined
-      const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition, () => (statements.findOpenOrder.get(id) as { id: number } | undefined)?.id)
+      const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition, () => sqliteOpenOrderFinder(this.#database)(id))
       if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
         const { pet } = outcome
         statements.updatePet.run(pet.name, pet.categoryId, pet.status, pet.id)
-        recordSqliteEvents(this.#database, Date.now(), [{ type: 'pet.updated', data: petUpdatedData(outcome.previous, pet) }])
+        recordSqliteEvents(this.#database, this.#clock.now(), [{ type: 'pet.updated', data: petUpdatedData(outcome.previous, pet) }])
         // pages read before must not be reused (this connection's own commits leave data_version alone)
         this.#listVersion++
       }

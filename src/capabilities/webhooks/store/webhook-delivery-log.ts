@@ -5,6 +5,8 @@ export type WebhookAttemptResult = 'delivered' | 'retrying' | 'failed'
 
 /** One delivery attempt, as `webhooks deliveries` shows it. */
 export interface WebhookAttemptRecord {
+  /** Its place in the log: later attempts have higher ids (a page's position). */
+  id: number
   eventId: number
   /** Null when retention has deleted the event (the delivery was given up for that). */
   eventType: EventType | null
@@ -22,10 +24,12 @@ export interface WebhookAttemptRecord {
   nextAttemptAt: string | null
 }
 
-/** Which attempts to list. */
+/** Which attempts to list, newest first. */
 export interface WebhookAttemptQuery {
-  /** Only the attempts that failed (retrying or given up). */
-  failedOnly: boolean
+  /** Only the attempts that failed (retrying or given up), or only those delivered; all when left out. */
+  result?: 'failed' | 'succeeded'
+  /** Only attempts older than this one (the id of the last attempt of the page before). */
+  beforeId?: number
   limit: number
 }
 
@@ -47,12 +51,32 @@ export interface WebhookTestTarget {
   disabled: boolean
 }
 
+/** What a resend came to. */
+export type ResentWebhookEvent =
+  /** Due at once, before the endpoint's later events; `attempt`: the number its next attempt will have in the log. */
+  | { outcome: 'queued', attempt: number }
+  /** Not yet scheduled for the endpoint (recorded moments ago): it is sent in its turn anyway, nothing was added. */
+  | { outcome: 'waiting' }
+  | { outcome: 'endpoint_not_found' }
+  | { outcome: 'endpoint_disabled' }
+  /** No event has the id: never recorded, or deleted by retention. */
+  | { outcome: 'event_not_found' }
+  /** The event is of a type the endpoint does not receive. */
+  | { outcome: 'type_not_received', type: EventType, received: EventType[] }
+
+/** What a recovery came to. */
+export type RecoveredWebhookDeliveries =
+  /** `queued` deliveries due at once, event ids `firstEventId` to `lastEventId` (none when 0), sent in id order. */
+  | { outcome: 'queued', queued: number, firstEventId: number | null, lastEventId: number | null }
+  | { outcome: 'endpoint_not_found' }
+  | { outcome: 'endpoint_disabled' }
+
 /**
  * What operators read and do beside the dispatcher (`npx petstore webhooks deliveries | retry | test`): the
  * log of attempts (written by `recordWebhookAttempts`, in the same transaction) and the given-up deliveries.
  */
 export interface WebhookDeliveryLog {
-  /** The endpoint's attempts, newest first, at most `limit`; undefined when no endpoint has this id. */
+  /** The endpoint's attempts, newest first, at most `limit`, as `query` filters them; undefined when no endpoint has this id. */
   listWebhookAttempts (endpointId: number, query: WebhookAttemptQuery): Promise<WebhookAttemptRecord[] | undefined>
   /**
    * Puts every given-up delivery of the endpoint whose event is still retained back in line: due at once,
@@ -62,4 +86,16 @@ export interface WebhookDeliveryLog {
   requeueGivenUpWebhookDeliveries (endpointId: number): Promise<RequeuedWebhookDeliveries | undefined>
   /** The endpoint's URL and the secrets that sign as of `now`; undefined when no endpoint has this id. */
   findWebhookTestTarget (endpointId: number, now: Date): Promise<WebhookTestTarget | undefined>
+  /**
+   * Puts the event in line for the endpoint again, due at once with the whole retry schedule (whether it was
+   * delivered, waiting or given up; the log's attempt numbers go on); wakes the dispatchers. Refused, changing
+   * nothing, for a disabled endpoint and an event it does not receive.
+   */
+  resendWebhookEvent (endpointId: number, eventId: number): Promise<ResentWebhookEvent>
+  /**
+   * Puts back in line, due at once with the whole retry schedule, every delivery to the endpoint not yet made
+   * whose event is retained and had a failed attempt from `since` to before `until` (retrying or given up),
+   * in one transaction; wakes the dispatchers. A delivery made since is not sent again. Refused for a disabled endpoint.
+   */
+  recoverWebhookDeliveries (endpointId: number, since: Date, until: Date): Promise<RecoveredWebhookDeliveries>
 }

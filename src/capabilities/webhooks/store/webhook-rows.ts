@@ -1,5 +1,6 @@
 import type { EventType } from '../../events/index.js'
 import { rowToEvent, type EventRow } from '../../events/index.js'
+import type { SigningScheme } from '../signature.js'
 import type { WebhookAttemptRecord, WebhookTestTarget } from './webhook-delivery-log.js'
 import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookEndpointRecord } from './webhook-store.js'
 
@@ -9,6 +10,10 @@ export interface WebhookEndpointRow {
   name: string
   url: string
   event_types: string
+  description: string | null
+  rate_limit: number | null
+  signing: SigningScheme
+  public_key: string | null
   created_at: number
   disabled_at: number | null
   last_success_at: number | null
@@ -18,14 +23,22 @@ export interface WebhookEndpointRow {
   failed: number
 }
 
-/** The columns of {@link WebhookEndpointRow}, the endpoint's table named `w`. */
-export const WEBHOOK_ENDPOINT_COLUMNS = 'w.id, w.name, w.url, w.event_types, w.created_at, w.disabled_at, ' +
-  'w.last_success_at, w.last_failure_at, w.last_failure, ' +
-  '(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL) AS waiting, ' +
-  '(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NOT NULL) AS failed'
+/**
+ * The columns of {@link WebhookEndpointRow}, the endpoint's table named `w`. Waiting: its deliveries queued and not
+ * given up, and the events of its types recorded past its schedule's cursor, which no delivery stands for yet (a
+ * disabled endpoint's are scheduled when it is enabled). `wantsEventType` is the engine's test that the event `e`
+ * is of a type `w.event_types` lists.
+ */
+export function webhookEndpointColumns (wantsEventType: string): string {
+  return 'w.id, w.name, w.url, w.event_types, w.description, w.rate_limit, w.signing, w.public_key, w.created_at, w.disabled_at, ' +
+    'w.last_success_at, w.last_failure_at, w.last_failure, ' +
+    '(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NULL) + ' +
+    `(SELECT count(*) FROM events e WHERE e.id > w.scheduled_through AND ${wantsEventType}) AS waiting, ` +
+    '(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.failed_at IS NOT NULL) AS failed'
+}
 
 /** The columns a freshly inserted endpoint returns (no queue yet), in the shape of {@link WebhookEndpointRow}. */
-export const NEW_WEBHOOK_ENDPOINT_COLUMNS = 'id, name, url, event_types, created_at, disabled_at, ' +
+export const NEW_WEBHOOK_ENDPOINT_COLUMNS = 'id, name, url, event_types, description, rate_limit, signing, public_key, created_at, disabled_at, ' +
   'last_success_at, last_failure_at, last_failure, 0 AS waiting, 0 AS failed'
 
 /** A webhook_endpoints row as a claim returns it. */
@@ -38,10 +51,11 @@ export interface ClaimedWebhookEndpointRow {
   retired_secrets: string
   lease_token: string
   failing_since: number | null
+  rate_limit: number | null
 }
 
 /** The columns of {@link ClaimedWebhookEndpointRow}. */
-export const CLAIMED_WEBHOOK_ENDPOINT_COLUMNS = 'id, url, event_types, secret, retired_secrets, lease_token, failing_since'
+export const CLAIMED_WEBHOOK_ENDPOINT_COLUMNS = 'id, url, event_types, secret, retired_secrets, lease_token, failing_since, rate_limit'
 
 /** A delivery with its event (LEFT JOINed: the event columns are null when retention deleted it). */
 export type DueWebhookDeliveryRow = { delivery_event_id: number, attempts: number } & { [column in keyof EventRow]: EventRow[column] | null }
@@ -66,6 +80,10 @@ export function rowToWebhookEndpoint (row: WebhookEndpointRow): WebhookEndpointR
     name: row.name,
     url: row.url,
     eventTypes: splitEventTypes(row.event_types),
+    description: row.description,
+    rateLimit: row.rate_limit,
+    signing: row.signing,
+    publicKey: row.public_key,
     createdAt: new Date(row.created_at).toISOString(),
     disabledAt: isoOrNull(row.disabled_at),
     waiting: Number(row.waiting),
@@ -93,7 +111,8 @@ export function rowToClaimedWebhookEndpoint (row: ClaimedWebhookEndpointRow, now
     eventTypes: splitEventTypes(row.event_types),
     secrets: signingSecrets(row, now),
     leaseToken: row.lease_token,
-    failingSince: row.failing_since
+    failingSince: row.failing_since,
+    rateLimit: row.rate_limit
   }
 }
 
@@ -107,6 +126,7 @@ export function rowToDueWebhookDelivery (row: DueWebhookDeliveryRow): DueWebhook
 
 /** A webhook_attempts row with its event's type (LEFT JOINed: null when retention deleted the event); times in ms. */
 export interface WebhookAttemptRow {
+  id: number
   event_id: number
   event_type: EventType | null
   attempt: number
@@ -118,7 +138,7 @@ export interface WebhookAttemptRow {
 }
 
 /** The columns of {@link WebhookAttemptRow}, the attempts named `a` and the events `e`. */
-export const WEBHOOK_ATTEMPT_COLUMNS = 'a.event_id, e.type AS event_type, a.attempt, a.attempted_at, a.duration_ms, a.status, a.error, a.next_attempt_at'
+export const WEBHOOK_ATTEMPT_COLUMNS = 'a.id, a.event_id, e.type AS event_type, a.attempt, a.attempted_at, a.duration_ms, a.status, a.error, a.next_attempt_at'
 
 /** An endpoint's row as a test message needs it. */
 export interface WebhookTestTargetRow {
@@ -130,6 +150,7 @@ export interface WebhookTestTargetRow {
 
 export function rowToWebhookAttempt (row: WebhookAttemptRow): WebhookAttemptRecord {
   return {
+    id: row.id,
     eventId: row.event_id,
     eventType: row.event_type,
     attempt: row.attempt,
@@ -145,3 +166,12 @@ export function rowToWebhookAttempt (row: WebhookAttemptRow): WebhookAttemptReco
 export function rowToWebhookTestTarget (row: WebhookTestTargetRow, now: Date): WebhookTestTarget {
   return { url: row.url, secrets: signingSecrets(row, now), disabled: row.disabled_at !== null }
 }
+
+/**
+ * A delivery put back in line (`webhooks retry`, a resend, a recovery): due at once (0, whatever clock the dispatcher
+ * reads), the whole retry schedule again, the attempts made so far kept in `retried_attempts` so the log's numbers go on.
+ */
+export const REQUEUE_DELIVERY = 'failed_at = NULL, retried_attempts = retried_attempts + attempts, attempts = 0, next_attempt_at = 0'
+
+/** The columns a resend inserts, in the order of its values: endpoint, event, attempts, due, retried attempts. */
+export const RESEND_DELIVERY_COLUMNS = 'endpoint_id, event_id, attempts, next_attempt_at, retried_attempts'

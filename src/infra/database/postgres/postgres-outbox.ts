@@ -20,19 +20,19 @@ export interface ChangeParts {
   alsoNotify?: readonly string[]
 }
 
+// the CTE that takes the changes lock, which whatever must be drawn in commit order selects from; the pets' statement
+// triggers lock `pet_counts` rows at the statement's end, after it: every change takes the changes lock, then those
+// rows, so that two changes never wait on each other in a circle. Taken again in one transaction, it costs nothing
+const CHANGES_LOCK_CTE = `ordered AS (SELECT ${lockSql(LOCKS.changes)})`
+
 /**
- * The CTE `ordered`, which takes the changes lock: for a statement that must hold it before it changes rows that the
- * events will follow. A change of pets does (their statement triggers lock the `pet_counts` rows, and every change
- * takes the changes lock first, then those rows, so that two changes never wait on each other in a circle); the
- * writer takes it again when it records the events, which costs nothing within one transaction.
+ * A statement whose new ids must be drawn in commit order, as the events' are (a keyset list must never skip a row
+ * committed after a page passed its id), for a change whose events are recorded after it in the same transaction
+ * (an order's insert, whose `order.created` is built from the row). Its `change` CTEs select `FROM ordered`, as in
+ * {@link EventRecordingStatement}, which takes the changes lock until commit; `result` is its `SELECT`.
  */
-export const CHANGES_LOCK_CTE = `ordered AS (SELECT ${lockSql(LOCKS.changes)})`
-
-const TAKE_CHANGES_LOCK: Statement = { name: 'petstore-take-changes-lock', text: `SELECT ${lockSql(LOCKS.changes)}` }
-
-/** Takes the changes lock in `client`'s transaction now, as {@link CHANGES_LOCK_CTE} does in a statement of the change. */
-export async function takeChangesLock (client: pg.PoolClient): Promise<void> {
-  await client.query(TAKE_CHANGES_LOCK)
+export function commitOrderedStatement (name: string, { change, result }: { change: string, result: string }): Statement {
+  return { name, text: `WITH ${CHANGES_LOCK_CTE}, ${change} ${result}` }
 }
 
 const notifications = (channels: readonly string[]): string => channels.map((channel) => `pg_notify('${channel}', current_schema())`).join(', ')
@@ -72,32 +72,50 @@ export class EventRecordingStatement {
   }
 }
 
-const RECORD_EVENTS = {
-  change: 'input AS (SELECT * FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t (type, data, position))',
+// the events of a statement that records events known before it: their types and data (JSON text) in the order
+// given, and their time ($1, $2, $3); a change made in the same statement numbers its own placeholders from $4
+const KNOWN_EVENTS = {
+  input: 'input AS (SELECT * FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t (type, data, position))',
   events: { select: 'input.type, $3::timestamptz, input.data::json', from: 'input', orderBy: 'input.position' }
 } as const
-// by the channel also notified ('' none): a few statements, each prepared once per connection
-const recordEventsStatements = new Map<string, EventRecordingStatement>()
 
-function recordEventsStatement (alsoNotify: string): EventRecordingStatement {
-  let statement = recordEventsStatements.get(alsoNotify)
-  if (statement === undefined) {
-    statement = alsoNotify === ''
-      ? new EventRecordingStatement('petstore-record-events', RECORD_EVENTS)
-      : new EventRecordingStatement(`petstore-record-events-${alsoNotify}`, { ...RECORD_EVENTS, alsoNotify: [alsoNotify] })
-    recordEventsStatements.set(alsoNotify, statement)
+/**
+ * A statement that records events known before it, in the order given, inside the caller's transaction, as
+ * {@link EventRecordingStatement} does; with `change` (CTEs whose placeholders start at `$4`), a change made by the
+ * same statement: one round trip for both (the pets an order moves, say, with both events). Prepared once per
+ * connection under `name`.
+ */
+export class KnownEventsStatement {
+  readonly #statement: EventRecordingStatement
+  readonly #changes: boolean
+
+  constructor (name: string, { change, alsoNotify = [] }: { change?: string, alsoNotify?: readonly string[] } = {}) {
+    this.#changes = change !== undefined
+    this.#statement = new EventRecordingStatement(name, { change: change === undefined ? KNOWN_EVENTS.input : `${KNOWN_EVENTS.input}, ${change}`, events: KNOWN_EVENTS.events, alsoNotify })
   }
-  return statement
+
+  /** The SQL, for tests and `EXPLAIN`. */
+  get text (): string {
+    return this.#statement.text
+  }
+
+  /** Records `events` at `occurredAt` with the change of `changeValues` (`$4` on); without events, a statement without a change does nothing. */
+  async record (database: PostgresDatabase, client: pg.PoolClient, occurredAt: Date, events: readonly NewEvent[], changeValues: readonly unknown[] = []): Promise<void> {
+    if (events.length === 0) {
+      // the changes lock is taken where the events are inserted: a change without events would be made without it
+      if (this.#changes) throw new Error('a change recorded with no event')
+      return
+    }
+    await this.#statement.run(database, client, [events.map((event) => event.type), events.map((event) => stringifyJson(event.data)), occurredAt, ...changeValues])
+  }
 }
+
+const RECORD_EVENTS = new KnownEventsStatement('petstore-record-events')
 
 /**
  * Records `events`, in the order given, inside `client`'s transaction, as {@link EventRecordingStatement} does:
- * for a change whose events are known before the statement (an order placed, say). `alsoNotify` is a channel
- * notified at commit besides the events' own (the change also moved pets, say).
+ * for a change whose events are known before the statement (an order placed, say).
  */
-export async function recordPostgresEvents (
-  database: PostgresDatabase, client: pg.PoolClient, occurredAt: Date, events: readonly NewEvent[], alsoNotify = ''
-): Promise<void> {
-  if (events.length === 0) return
-  await recordEventsStatement(alsoNotify).run(database, client, [events.map((event) => event.type), events.map((event) => stringifyJson(event.data)), occurredAt])
+export async function recordPostgresEvents (database: PostgresDatabase, client: pg.PoolClient, occurredAt: Date, events: readonly NewEvent[]): Promise<void> {
+  await RECORD_EVENTS.record(database, client, occurredAt, events)
 }

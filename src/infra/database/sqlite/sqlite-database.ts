@@ -33,6 +33,15 @@ export class SqliteDatabase implements DatabaseConnection {
     return statements
   }
 
+  /**
+   * {@link prepare}'s statements, prepared on the first call of what this returns and the same ever after: a store is
+   * built before migrating creates the tables its statements name.
+   */
+  preparedOnFirstUse<K extends string>(texts: Readonly<Record<K, string>>, plucked: ReadonlyArray<NoInfer<K>> = []): () => PreparedStatements<K> {
+    let prepared: PreparedStatements<K> | undefined
+    return () => (prepared ??= this.prepare(texts, plucked))
+  }
+
   /** Runs `operation`, its engine and disk failures mapped to StoreUnavailableError (a 503). */
   run<T>(operation: () => T): T {
     try {

@@ -1,42 +1,12 @@
-import type Database from 'better-sqlite3'
 import type { EventType } from '../../events/index.js'
 import {
-  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, rowToClaimedWebhookEndpoint,
-  rowToDueWebhookDelivery, rowToWebhookEndpoint, splitEventTypes, WEBHOOK_ENDPOINT_COLUMNS,
-  type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
+  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, rowToClaimedWebhookEndpoint, rowToDueWebhookDelivery, splitEventTypes,
+  type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow
 } from './webhook-rows.js'
-import type {
-  ChangedWebhookEndpoint, ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointChange,
-  WebhookEndpointRecord, WebhookStore
-} from './webhook-store.js'
+import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './webhook-store.js'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 
 const SQL = {
-  // one statement: the newest event id is read under the write lock that the insert holds
-  insertEndpoint: 'INSERT INTO webhook_endpoints (name, url, event_types, secret, created_at, scheduled_through) ' +
-    `VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events)) RETURNING ${NEW_WEBHOOK_ENDPOINT_COLUMNS}`,
-  listEndpoints: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w ORDER BY w.id`,
-  deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = ?',
-  // the current secret joins the retired ones still open at `now`; the expired ones are pruned
-  rotateSecret: 'UPDATE webhook_endpoints SET retired_secrets = (SELECT json_group_array(json(value)) FROM (' +
-    "SELECT value FROM json_each(webhook_endpoints.retired_secrets) WHERE json_extract(value, '$.until') > @now " +
-    "UNION ALL SELECT json_object('secret', webhook_endpoints.secret, 'until', @until))), secret = @secret WHERE id = @id",
-  findEndpoint: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w WHERE w.id = ?`,
-  renameEndpoint: 'UPDATE webhook_endpoints SET name = ? WHERE id = ?',
-  // the events not yet scheduled are scheduled now for the types wanted before and after (json ?), then the
-  // cursor moves past them: a type newly wanted applies to the events recorded from now on, as for `add`
-  scheduleKeptTypes: 'INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, next_attempt_at) ' +
-    'SELECT w.id, e.id, 0, 0 FROM webhook_endpoints w JOIN events e ON e.id > w.scheduled_through ' +
-    'WHERE w.id = ? AND e.type IN (SELECT value FROM json_each(?)) ON CONFLICT (endpoint_id, event_id) DO NOTHING',
-  setEventTypes: 'UPDATE webhook_endpoints SET event_types = ?, scheduled_through = max(scheduled_through, (SELECT coalesce(max(id), 0) FROM events)) WHERE id = ?',
-  // waiting and given up alike; a delivery whose event retention deleted has no type left to judge by
-  dropUnwanted: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND EXISTS (SELECT 1 FROM events e ' +
-    'WHERE e.id = webhook_deliveries.event_id AND e.type NOT IN (SELECT value FROM json_each(?)))',
-  disableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL',
-  enableEndpoint: 'UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = ? AND disabled_at IS NOT NULL',
-  // due at once (0), whatever clock the dispatcher reads: before the events recorded while disabled, in id order
-  resumeWaiting: 'UPDATE webhook_deliveries SET next_attempt_at = 0 WHERE endpoint_id = ? AND failed_at IS NULL',
-  hasEnabledEndpoints: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)',
   // a read, no lock: an idle instance looks for work without writing. The endpoint whose lease ended
   // longest ago goes first (never held: NULL sorts first; a release sets it to the time), so each endpoint
   // with work is served in turn. With ? = 0, only endpoints not failing
@@ -78,83 +48,29 @@ const SQL = {
 
 type Statements = PreparedStatements<keyof typeof SQL>
 
-/** The webhook endpoints and their queue in the embedded store, on the database's SQLite connection. */
-export class SqliteWebhookStore implements WebhookStore {
+/** The webhook delivery queue in the embedded store, on the database's SQLite connection. */
+export class SqliteWebhookDeliveryStore implements WebhookDeliveryStore {
   readonly #database: SqliteDatabase
-  readonly #db: Database.Database
-  #prepared: Statements | undefined
+  readonly #statements: () => Statements
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-    this.#db = database.connection
-  }
-
-  // prepared on first use, because preparing needs the tables that migrate() creates
-  get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['oldestUndeliveredEventAt', 'hasEnabledEndpoints', 'findClaimable'])
-    return this.#prepared
-  }
-
-  async createWebhookEndpoint (endpoint: NewWebhookEndpoint, now: Date): Promise<WebhookEndpointRecord> {
-    return this.#run(() => rowToWebhookEndpoint(this.#statements.insertEndpoint.get(
-      endpoint.name, endpoint.url, joinEventTypes(endpoint.eventTypes), endpoint.secret, now.getTime()) as WebhookEndpointRow))
-  }
-
-  async listWebhookEndpoints (): Promise<WebhookEndpointRecord[]> {
-    // one read transaction: the endpoints and their counts from one snapshot
-    const list = this.#db.transaction(() => (this.#statements.listEndpoints.all() as WebhookEndpointRow[]).map(rowToWebhookEndpoint))
-    return this.#run(() => list.deferred())
-  }
-
-  async removeWebhookEndpoint (id: number): Promise<boolean> {
-    // the deliveries go with it (ON DELETE CASCADE; the connection enables foreign keys)
-    return this.#run(() => this.#statements.deleteEndpoint.run(id).changes === 1)
-  }
-
-  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date, now: Date): Promise<boolean> {
-    return this.#run(() => this.#statements.rotateSecret.run({ id, secret, until: previousUntil.getTime(), now: now.getTime() }).changes === 1)
-  }
-
-  async updateWebhookEndpoint (id: number, change: WebhookEndpointChange, now: Date): Promise<ChangedWebhookEndpoint | undefined> {
-    const update = this.#db.transaction((): ChangedWebhookEndpoint | undefined => {
-      const statements = this.#statements
-      const found = statements.findEndpoint.get(id) as WebhookEndpointRow | undefined
-      if (found === undefined) return undefined
-      const before = rowToWebhookEndpoint(found)
-      if (change.name !== undefined && change.name !== before.name) statements.renameEndpoint.run(change.name, id)
-      const types = change.eventTypes
-      if (types !== undefined && joinEventTypes(types) !== joinEventTypes(before.eventTypes)) {
-        statements.scheduleKeptTypes.run(id, JSON.stringify(before.eventTypes.filter((type) => types.includes(type))))
-        statements.setEventTypes.run(joinEventTypes(types), id)
-        statements.dropUnwanted.run(id, JSON.stringify(types))
-      }
-      if (change.enabled === false) statements.disableEndpoint.run(now.getTime(), id)
-      if (change.enabled === true && statements.enableEndpoint.run(id).changes === 1) statements.resumeWaiting.run(id)
-      return { before, after: rowToWebhookEndpoint(statements.findEndpoint.get(id) as WebhookEndpointRow) }
-    })
-    const changed = this.#run(() => update.immediate())
-    // this process's dispatcher at once; others see the commit move PRAGMA data_version
-    if (change.enabled === true && changed !== undefined && changed.before.disabledAt !== null) this.#database.eventsRecorded.raise()
-    return changed
-  }
-
-  async hasEnabledWebhookEndpoints (): Promise<boolean> {
-    return this.#run(() => this.#statements.hasEnabledEndpoints.get() === 1)
+    this.#statements = database.preparedOnFirstUse(SQL, ['oldestUndeliveredEventAt', 'findClaimable'])
   }
 
   async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined> {
     const ms = now.getTime()
     return this.#runQueue(() => {
-      const id = this.#statements.findClaimable.get(ms, includeFailing ? 1 : 0, ms) as number | undefined
+      const id = this.#statements().findClaimable.get(ms, includeFailing ? 1 : 0, ms) as number | undefined
       if (id === undefined) return undefined
-      const row = this.#statements.claimEndpoint.get(token, ms + leaseMs, id, ms) as ClaimedWebhookEndpointRow | undefined
+      const row = this.#statements().claimEndpoint.get(token, ms + leaseMs, id, ms) as ClaimedWebhookEndpointRow | undefined
       return row === undefined ? undefined : rowToClaimedWebhookEndpoint(row, now)
     })
   }
 
   async scheduleWebhookDeliveries (claim: ClaimedWebhookEndpoint, limit: number): Promise<number> {
-    const schedule = this.#db.transaction((): number => {
-      const statements = this.#statements
+    const schedule = this.#database.connection.transaction((): number => {
+      const statements = this.#statements()
       const endpoint = statements.findLeasedEndpoint.get(claim.id, claim.leaseToken) as { scheduled_through: number, event_types: string } | undefined
       if (endpoint === undefined) return 0
       const wanted = new Set(splitEventTypes(endpoint.event_types))
@@ -171,8 +87,8 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async nextDueWebhookDeliveries (claim: ClaimedWebhookEndpoint, now: Date, leaseMs: number, limit: number): Promise<DueWebhookDelivery[]> {
-    const next = this.#db.transaction((): DueWebhookDelivery[] => {
-      const statements = this.#statements
+    const next = this.#database.connection.transaction((): DueWebhookDelivery[] => {
+      const statements = this.#statements()
       if (statements.renewLease.run(now.getTime() + leaseMs, claim.id, claim.leaseToken).changes !== 1) return []
       return (statements.nextDueDelivery.all(claim.id, now.getTime(), limit) as DueWebhookDeliveryRow[]).map(rowToDueWebhookDelivery)
     })
@@ -182,8 +98,8 @@ export class SqliteWebhookStore implements WebhookStore {
   async recordWebhookAttempts (claim: ClaimedWebhookEndpoint, attempts: ReadonlyArray<{ eventId: number, outcome: WebhookAttemptOutcome }>, now: Date): Promise<void> {
     const ms = now.getTime()
     // one transaction (one fsync) for the attempts of a batch
-    const record = this.#db.transaction((): void => {
-      const statements = this.#statements
+    const record = this.#database.connection.transaction((): void => {
+      const statements = this.#statements()
       for (const { eventId, outcome } of attempts) {
         const log = (error: string | null, nextAttemptAt: number | null): void => {
           statements.logAttempt.run(outcome.startedAt.getTime(), outcome.durationMs, outcome.status ?? null, error, nextAttemptAt, claim.id, eventId)
@@ -205,12 +121,12 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async releaseWebhookEndpoint (claim: ClaimedWebhookEndpoint, until: Date): Promise<void> {
-    this.#runQueue(() => this.#statements.releaseEndpoint.run(until.getTime(), claim.id, claim.leaseToken))
+    this.#runQueue(() => this.#statements().releaseEndpoint.run(until.getTime(), claim.id, claim.leaseToken))
   }
 
   async oldestUndeliveredEventAt (): Promise<Date | undefined> {
     return this.#run(() => {
-      const ms = this.#statements.oldestUndeliveredEventAt.get() as number | null
+      const ms = this.#statements().oldestUndeliveredEventAt.get() as number | null
       return ms === null ? undefined : new Date(ms)
     })
   }

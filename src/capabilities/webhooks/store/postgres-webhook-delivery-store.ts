@@ -1,58 +1,16 @@
 import {
-  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, joinEventTypes, NEW_WEBHOOK_ENDPOINT_COLUMNS, rowToClaimedWebhookEndpoint,
-  rowToDueWebhookDelivery, rowToWebhookEndpoint, WEBHOOK_ENDPOINT_COLUMNS,
-  type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow, type WebhookEndpointRow
+  CLAIMED_WEBHOOK_ENDPOINT_COLUMNS, DUE_WEBHOOK_DELIVERY_COLUMNS, rowToClaimedWebhookEndpoint, rowToDueWebhookDelivery,
+  type ClaimedWebhookEndpointRow, type DueWebhookDeliveryRow
 } from './webhook-rows.js'
-import type {
-  ChangedWebhookEndpoint, ClaimedWebhookEndpoint, DueWebhookDelivery, NewWebhookEndpoint, WebhookAttemptOutcome, WebhookEndpointChange,
-  WebhookEndpointRecord, WebhookStore
-} from './webhook-store.js'
-import { EVENTS_RECORDED_CHANNEL } from '../../../infra/database/commit-signal.js'
+import type { ClaimedWebhookEndpoint, DueWebhookDelivery, WebhookAttemptOutcome, WebhookDeliveryStore } from './webhook-store.js'
 import type pg from 'pg'
 import type { Statement } from '../../../infra/database/postgres/locks.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
 
 // Each operation is one statement, so one transaction. Event ids are committed in id order (the changes
-// lock, src/store/postgres/sql.ts): the newest id a statement sees has no smaller one still to commit,
+// lock, infra/database/postgres/postgres-outbox.ts): the newest id a statement sees has no smaller one still to commit,
 // so a schedule cursor never skips an event
 const SQL = {
-  insertEndpoint: {
-    text: 'INSERT INTO webhook_endpoints (name, url, event_types, secret, created_at, scheduled_through) ' +
-      `SELECT $1, $2, $3, $4, $5, coalesce(max(id), 0) FROM events RETURNING ${NEW_WEBHOOK_ENDPOINT_COLUMNS}`
-  },
-  listEndpoints: { text: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w ORDER BY w.id` },
-  // the deliveries go with it (ON DELETE CASCADE)
-  deleteEndpoint: { text: 'DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id' },
-  rotateSecret: {
-    // the current secret joins the retired ones still open at $4; the expired ones are pruned
-    text: 'UPDATE webhook_endpoints SET retired_secrets = (SELECT coalesce(json_agg(s), \'[]\')::text FROM (' +
-      'SELECT s FROM json_array_elements(retired_secrets::json) s WHERE (s->>\'until\')::bigint > $4::bigint ' +
-      'UNION ALL SELECT json_build_object(\'secret\', secret, \'until\', $2::bigint)) retired), secret = $3 WHERE id = $1 RETURNING id'
-  },
-  // the row locked first: a dispatcher's schedule of this endpoint waits for the change, then reads it
-  findEndpointLocked: { text: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w WHERE w.id = $1 FOR UPDATE OF w` },
-  findEndpoint: { text: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints w WHERE w.id = $1` },
-  renameEndpoint: { text: 'UPDATE webhook_endpoints SET name = $2 WHERE id = $1' },
-  // one statement, one snapshot: the events not yet scheduled are scheduled for the types wanted before and after
-  // ($2), the cursor moves past the newest of them (a type newly wanted applies to the events recorded from now
-  // on, as for `add`), and the deliveries of a type no longer wanted ($3 the types wanted now) are dropped,
-  // waiting and given up alike (a delivery whose event retention deleted has no type left to judge by)
-  changeEventTypes: {
-    text: 'WITH pending AS (SELECT e.id, e.type FROM events e, webhook_endpoints w WHERE w.id = $1 AND e.id > w.scheduled_through), ' +
-      'created AS (INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, next_attempt_at) ' +
-      'SELECT $1, pending.id, 0, 0 FROM pending WHERE pending.type = ANY ($2::text[]) ON CONFLICT (endpoint_id, event_id) DO NOTHING), ' +
-      'dropped AS (DELETE FROM webhook_deliveries d USING events e WHERE d.endpoint_id = $1 AND e.id = d.event_id AND NOT (e.type = ANY ($3::text[]))) ' +
-      'UPDATE webhook_endpoints SET event_types = $4, scheduled_through = greatest(scheduled_through, coalesce((SELECT max(id) FROM pending), 0)) WHERE id = $1'
-  },
-  disableEndpoint: { text: 'UPDATE webhook_endpoints SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL' },
-  // its waiting deliveries due at once (0), whatever clock the dispatcher reads: before the events recorded while
-  // it was disabled, in id order. The notification wakes every instance's dispatcher at commit
-  enableEndpoint: {
-    text: 'WITH enabled AS (UPDATE webhook_endpoints SET disabled_at = NULL, failing_since = NULL WHERE id = $1 AND disabled_at IS NOT NULL RETURNING id), ' +
-      'resumed AS (UPDATE webhook_deliveries d SET next_attempt_at = 0 FROM enabled WHERE d.endpoint_id = enabled.id AND d.failed_at IS NULL) ' +
-      `SELECT pg_notify('${EVENTS_RECORDED_CHANNEL}', current_schema()) FROM enabled`
-  },
-  hasEnabledEndpoints: { text: 'SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS enabled' },
   // a read, no lock: an idle instance looks for work without writing. The endpoint whose lease ended
   // longest ago goes first (never held: NULL sorts first; a release sets it to the time), so each endpoint
   // with work is served in turn. With $2 false, only endpoints not failing
@@ -139,64 +97,17 @@ const SQL = {
   }
 } as const
 
-/** The webhook endpoints and their queue in the shared store, on the database's pool. */
 /** Runs one statement on the database's pool (errors already mapped to store errors). */
 type RunQuery = <R extends pg.QueryResultRow>(statement: Statement, values: unknown[]) => Promise<R[]>
 
-export class PostgresWebhookStore implements WebhookStore {
+/** The webhook delivery queue in the shared store, on the database's pool. */
+export class PostgresWebhookDeliveryStore implements WebhookDeliveryStore {
   readonly #query: RunQuery
   readonly #database: PostgresDatabase
 
   constructor (database: PostgresDatabase) {
     this.#database = database
     this.#query = async (statement, values) => await database.query(statement, values)
-  }
-
-  async createWebhookEndpoint (endpoint: NewWebhookEndpoint, now: Date): Promise<WebhookEndpointRecord> {
-    const rows = await this.#query<WebhookEndpointRow>(SQL.insertEndpoint,
-      [endpoint.name, endpoint.url, joinEventTypes(endpoint.eventTypes), endpoint.secret, now.getTime()])
-    const row = rows[0]
-    if (row === undefined) throw new Error('the insert returned no row')
-    return rowToWebhookEndpoint(row)
-  }
-
-  async listWebhookEndpoints (): Promise<WebhookEndpointRecord[]> {
-    return (await this.#query<WebhookEndpointRow>(SQL.listEndpoints, [])).map(rowToWebhookEndpoint)
-  }
-
-  async removeWebhookEndpoint (id: number): Promise<boolean> {
-    return (await this.#query(SQL.deleteEndpoint, [id])).length === 1
-  }
-
-  async rotateWebhookSecret (id: number, secret: string, previousUntil: Date, now: Date): Promise<boolean> {
-    return (await this.#query(SQL.rotateSecret, [id, previousUntil.getTime(), secret, now.getTime()])).length === 1
-  }
-
-  async updateWebhookEndpoint (id: number, change: WebhookEndpointChange, now: Date): Promise<ChangedWebhookEndpoint | undefined> {
-    const run = async (client: pg.PoolClient, statement: Statement, values: unknown[]): Promise<WebhookEndpointRow[]> =>
-      (await client.query<WebhookEndpointRow>({ ...statement, values })).rows
-    const changed = await this.#database.transaction(async (client): Promise<ChangedWebhookEndpoint | undefined> => {
-      const [found] = await run(client, SQL.findEndpointLocked, [id])
-      if (found === undefined) return undefined
-      const before = rowToWebhookEndpoint(found)
-      if (change.name !== undefined && change.name !== before.name) await run(client, SQL.renameEndpoint, [id, change.name])
-      const types = change.eventTypes
-      if (types !== undefined && joinEventTypes(types) !== joinEventTypes(before.eventTypes)) {
-        await run(client, SQL.changeEventTypes, [id, before.eventTypes.filter((type) => types.includes(type)), types, joinEventTypes(types)])
-      }
-      if (change.enabled === false) await run(client, SQL.disableEndpoint, [id, now.getTime()])
-      if (change.enabled === true) await run(client, SQL.enableEndpoint, [id])
-      const [after] = await run(client, SQL.findEndpoint, [id])
-      if (after === undefined) throw new Error('the endpoint changed is gone')
-      return { before, after: rowToWebhookEndpoint(after) }
-    })
-    // this process's dispatcher at once (its own notification reaches it too, a little later)
-    if (change.enabled === true && changed !== undefined && changed.before.disabledAt !== null) this.#database.eventsRecorded.raise()
-    return changed
-  }
-
-  async hasEnabledWebhookEndpoints (): Promise<boolean> {
-    return (await this.#query<{ enabled: boolean }>(SQL.hasEnabledEndpoints, []))[0]?.enabled === true
   }
 
   async claimWebhookEndpoint (now: Date, leaseMs: number, token: string, includeFailing: boolean): Promise<ClaimedWebhookEndpoint | undefined> {
