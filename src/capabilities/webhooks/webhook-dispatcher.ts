@@ -36,6 +36,8 @@ const TURN_MS = 1_000
 export const WEBHOOK_SLOW_ATTEMPT_MS = 500
 // a rate-limited endpoint waiting this long for its next send gives its slot to the next endpoint, as a slow one does
 const PACE_YIELD_MS = 50
+// a lease the store failed to take back is tried again this often (each try on a locked SQLite file holds the loop for its busy timeout)
+const GIVE_BACK_RETRY_MS = 1_000
 
 export interface DispatcherOptions {
   store: WebhookDeliveryStore
@@ -77,6 +79,8 @@ export class WebhookDispatcher {
   // each rate-limited endpoint's next send's time (performance.now()) while still ahead: a turn on this instance starts from
   // it, to the millisecond, rather than from the store's lease, which counts whole milliseconds of the wall clock
   readonly #nextSends = new Map<number, number>()
+  // endpoints whose lease the store failed to take back at the end of their turn: tried again (#giveBack)
+  readonly #giveBackTimers = new Map<number, NodeJS.Timeout>()
 
   constructor (options: DispatcherOptions) {
     this.#options = options
@@ -109,8 +113,9 @@ export class WebhookDispatcher {
    */
   async stop (): Promise<void> {
     this.#stopping = true
-    for (const timer of this.#wakeTimers.values()) clearTimeout(timer)
+    for (const timer of [...this.#wakeTimers.values(), ...this.#giveBackTimers.values()]) clearTimeout(timer)
     this.#wakeTimers.clear()
+    this.#giveBackTimers.clear()
     this.#nextSends.clear()
     await this.#loop.stop()
     await this.#options.sender.close()
@@ -146,7 +151,7 @@ export class WebhookDispatcher {
     try {
       await this.#serve(claim, signal, onSlow)
     } catch (error) {
-      log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; it resumes when the lease ends')
+      log.warn({ err: error, endpointId: claim.id }, 'webhook delivery to an endpoint stopped on a store error; the endpoint is taken again once the store answers')
     } finally {
       served = true
       if (failing) this.#failingServed--
@@ -163,6 +168,31 @@ export class WebhookDispatcher {
       this.#wakeTimers.delete(endpointId)
       this.#loop.wake()
     }, ms).unref())
+  }
+
+  /**
+   * Gives the endpoint's lease back, the endpoint claimable from `until` on. When the store fails that (SQLite's write lock
+   * held past its busy timeout by another process, a CLI command say; a PostgreSQL failover), it is tried again every
+   * {@link GIVE_BACK_RETRY_MS} until it succeeds or the lease has ended anyway: the endpoint is not left held, with no attempt
+   * in flight, for the rest of its lease (2 × `WEBHOOK_TIMEOUT_MS` + 5 s). Still throws: the turn ended on a store error.
+   */
+  async #giveBack (claim: ClaimedWebhookEndpoint, until: Date): Promise<void> {
+    try {
+      await this.#options.store.releaseWebhookEndpoint(claim, until)
+    } catch (error) {
+      this.#giveBackLater(claim, until, this.#options.clock.now() + this.#leaseMs)
+      throw error
+    }
+  }
+
+  #giveBackLater (claim: ClaimedWebhookEndpoint, until: Date, leaseEnds: number): void {
+    if (this.#stopping || this.#options.clock.now() + GIVE_BACK_RETRY_MS >= leaseEnds) return
+    clearTimeout(this.#giveBackTimers.get(claim.id))
+    this.#giveBackTimers.set(claim.id, setTimeout(() => {
+      this.#giveBackTimers.delete(claim.id)
+      // the lease's token is checked: a no-op when the lease ended and another took the endpoint meanwhile
+      this.#options.store.releaseWebhookEndpoint(claim, until).then(() => { this.#loop.wake() }, () => { this.#giveBackLater(claim, until, leaseEnds) })
+    }, GIVE_BACK_RETRY_MS).unref())
   }
 
   /** After the store failed a look for work: one log line, and no look for a while. */
@@ -267,7 +297,7 @@ export class WebhookDispatcher {
       // a rate-limited endpoint is not taken again before its next send's time, by this instance (woken then) or another
       const nextSend = wallTimeOf(nextSendAt, clock.now())
       if (nextSendAt > performance.now()) this.#nextSends.set(claim.id, nextSendAt)
-      await store.releaseWebhookEndpoint(claim, new Date(Math.max(clock.now(), waitUntil, nextSend)))
+      await this.#giveBack(claim, new Date(Math.max(clock.now(), waitUntil, nextSend)))
       if (nextSend > clock.now() && nextSend >= waitUntil) this.#wakeFor(claim.id, nextSend - clock.now())
     }
   }
