@@ -113,7 +113,10 @@ for (const store of testStores()) {
       const petCursor = new URL(/<([^>]+)>/.exec(String((await api.call('GET', '/v1/pets?limit=1')).headers.link ?? '<http://x/?cursor=none>'))?.[1] ?? '').searchParams.get('cursor') ?? 'none'
 
       assert.deepEqual(seen, ids)
-      assertError(await api.call('GET', `/v1/webhook-endpoints?cursor=${cursor.slice(0, -2)}xx`), 'invalid_cursor')
+      // one character of the middle changed (the last ones may hold bits a decoder drops, and may be "xx" already)
+      const middle = Math.floor(cursor.length / 2)
+      const altered = cursor.slice(0, middle) + (cursor[middle] === 'A' ? 'B' : 'A') + cursor.slice(middle + 1)
+      assertError(await api.call('GET', `/v1/webhook-endpoints?cursor=${altered}`), 'invalid_cursor')
       assertError(await api.call('GET', `/v1/webhook-endpoints?cursor=${petCursor}`), 'invalid_cursor')
     })
 
