@@ -31,12 +31,14 @@ export async function sleepUntil (at: number, signal: AbortSignal): Promise<void
 }
 
 /**
- * The wall-clock time (`Date`, whole ms) at or after the monotonic time `at` (`performance.now()`), given `now` on the
- * wall clock read just before: what a lease is given back until, so that another instance, reading the wall
- * clock, never takes the endpoint before its next send's time. Rounded up, plus a millisecond for the fraction
- * the wall clock's whole milliseconds leave out.
+ * The wall-clock time (`Date`, whole ms) at or after the monotonic time `at` (`performance.now()`), `readWallClock`
+ * giving the wall clock now: what a lease is given back until, so that another instance, reading the wall clock,
+ * never takes the endpoint before its next send's time. Rounded up, plus a millisecond for the fraction the wall
+ * clock's whole milliseconds leave out. The monotonic time is read first: time passing before the wall clock is read
+ * (the process preempted on a loaded machine) then only makes the answer later, never early.
  */
-export function wallTimeOf (at: number, now: number): number {
+export function wallTimeOf (at: number, readWallClock: () => number): number {
   const wait = at - performance.now()
+  const now = readWallClock()
   return wait <= 0 ? now : now + Math.ceil(wait) + 1
 }

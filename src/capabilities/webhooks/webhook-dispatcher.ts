@@ -295,7 +295,7 @@ export class WebhookDispatcher {
       // after a store error: the attempts in flight end before the lease is given back (their outcomes unrecorded: sent again)
       await Promise.allSettled(inFlight.values())
       // a rate-limited endpoint is not taken again before its next send's time, by this instance (woken then) or another
-      const nextSend = wallTimeOf(nextSendAt, clock.now())
+      const nextSend = wallTimeOf(nextSendAt, () => clock.now())
       if (nextSendAt > performance.now()) this.#nextSends.set(claim.id, nextSendAt)
       await this.#giveBack(claim, new Date(Math.max(clock.now(), waitUntil, nextSend)))
       if (nextSend > clock.now() && nextSend >= waitUntil) this.#wakeFor(claim.id, nextSend - clock.now())
