@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { describe, test, type TestContext } from 'node:test'
 import { OVERLOAD_SAMPLE_INTERVAL_MS } from '../../src/infra/http/load-shedding.js'
 import { freshDatabaseUrl, testStores } from '../helpers/databases.js'
 import { bearer, sleep, strongApiKey } from '../helpers/live-server.js'
 import { get, pollUntil, shedCount, starve, statusCounts, type Answer } from '../helpers/overload.js'
-import { freePort, serverProcesses } from '../helpers/processes.js'
+import { freePort, serverProcesses, type ServerProcess } from '../helpers/processes.js'
 
 // shedding on, at its default bounds; the host holds the loop up by stopping the process for most of
 // each period (SIGSTOP, SIGCONT), as a container at its CPU quota or a busy machine does
@@ -63,14 +63,20 @@ for (const store of testStores()) {
 // the event loop read alone: the shedder reads the loop and the socket tables, not the store, so these run on SQLite
 const DELAY_ONLY = { ...DEFAULTS, OVERLOAD_MAX_ACCEPT_QUEUE: '0' }
 
+/** A server whose documents are built, then stopped by the host 700 ms of every 730 until /readyz says overloaded. */
+async function heldUpServer (t: TestContext): Promise<{ apiKey: string, server: ServerProcess, stopStarving: () => Promise<void> }> {
+  const apiKey = strongApiKey()
+  const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), PETSTORE_API_KEYS: apiKey, ...DELAY_ONLY })
+  assert.equal((await get(server, '/v1/openapi.json')).status, 200)
+  const stopStarving = starve(server.pid, 700, 30)
+  t.after(stopStarving)
+  await pollUntil(server, '/readyz', (answer) => answer.status === 503)
+  return { apiKey, server, stopStarving }
+}
+
 describe('load shedding: requests arriving while the loop is held up', () => {
   test('When the loop stays over its delay bound (stopped 700 ms of every 730) and a lone client sends one request at a time, seconds apart, then each is served while /readyz says overloaded', async (t) => {
-    const apiKey = strongApiKey()
-    const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), PETSTORE_API_KEYS: apiKey, ...DELAY_ONLY })
-    assert.equal((await get(server, '/v1/openapi.json')).status, 200)
-    const stopStarving = starve(server.pid, 700, 30)
-    t.after(stopStarving)
-    await pollUntil(server, '/readyz', (answer) => answer.status === 503)
+    const { apiKey, server, stopStarving } = await heldUpServer(t)
 
     // one request in a sample is no work waiting: it is the only one the late loop holds up
     const readyz: Answer[] = []
@@ -87,12 +93,7 @@ describe('load shedding: requests arriving while the loop is held up', () => {
   })
 
   test('When the loop stays over its delay bound and three clients keep sending, then once more than one request arrived in a sample every request is shed, the first of each sample too', async (t) => {
-    const apiKey = strongApiKey()
-    const server = await serverProcesses(t).start({ DATABASE_URL: await freshDatabaseUrl(t, 'sqlite'), PETSTORE_API_KEYS: apiKey, ...DELAY_ONLY })
-    assert.equal((await get(server, '/v1/openapi.json')).status, 200)
-    const stopStarving = starve(server.pid, 700, 30)
-    t.after(stopStarving)
-    await pollUntil(server, '/readyz', (answer) => answer.status === 503)
+    const { apiKey, server, stopStarving } = await heldUpServer(t)
 
     const state = { sending: true }
     const started = performance.now()
