@@ -23,12 +23,14 @@ const MAX_PETS_PER_READ = 100
 
 /**
  * The pets of the shared PostgreSQL database: creates grouped into one statement per event-loop turn,
- * the getPets of one turn read in one query, and a `LISTEN` for other instances' changes (list pages).
+ * the getPets of one turn read in one query (and its inventories in one), and a `LISTEN` for other instances' changes (list pages).
  */
 export class PostgresPetStore implements PetStore {
   readonly #database: PostgresDatabase
   readonly #creates = groupCreates(async (items) => await this.#insertPets(items))
   readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => await this.#findPets(ids), MAX_PETS_PER_READ)
+  // the inventories asked for in one turn share one read, begun after each of them arrived
+  readonly #counts = new GroupRead<'all', PetCounts>(async () => new Map([['all', countsOf(await this.#database.query<PetCountRow>(SQL.countPets, []))]]), 1)
   readonly #changes: ChangeListener
   readonly #clock: Clock
 
@@ -118,7 +120,9 @@ export class PostgresPetStore implements PetStore {
   }
 
   async countPetsByStatus (): Promise<PetCounts> {
-    return countsOf(await this.#database.query<PetCountRow>(SQL.countPets, []))
+    const counts = await this.#counts.get('all')
+    if (counts === undefined) throw new Error('the counts read returned nothing')
+    return counts
   }
 
   listVersion (): number | undefined {
