@@ -16,6 +16,7 @@ import { SQL } from './sqlite-sql.js'
 import { registerPetsChanged } from './pets-changed.js'
 import { sqliteOpenOrderFinder } from './open-orders.js'
 import { countsOf, type PetCountRow, type PetCounts } from './pet-counts.js'
+import { GroupRead } from '../../../infra/database/group-read.js'
 
 type Statements = PreparedStatements<keyof typeof SQL>
 
@@ -31,6 +32,7 @@ export class SqlitePetStore implements PetStore {
   #dataVersion: number | undefined
   readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
+  readonly #counts = new GroupRead<'all', PetCounts>(async () => new Map([['all', this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[]))]]), 1)
 
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
@@ -137,7 +139,9 @@ export class SqlitePetStore implements PetStore {
   }
 
   async countPetsByStatus (): Promise<PetCounts> {
-    return this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[]))
+    const counts = await this.#counts.get('all')
+    if (counts === undefined) throw new Error('the counts read returned nothing')
+    return counts
   }
 
   #run<T>(operation: () => T): T {
