@@ -33,6 +33,18 @@ for (const kind of testStores()) {
       assert.deepEqual(await store.listPets({ limit: 2, status: 'available', afterId: pets[2]!.id }), { pets: [pets[4]], hasMore: false })
     })
 
+    test('When many pets are asked for at once (one read for the lot), then each caller gets its own pet, a missing or repeated id included', async (t) => {
+      const { pets: store } = await openStores(t, kind)
+      const pets: Pet[] = []
+      for (let i = 0; i < 150; i++) pets.push(await store.createPet({ name: `p${i}`, categoryId: i, status: 'available' }))
+      // more than one read's bound (100), the same id twice, ids no pet has, one beyond 2^53 and one at 2^63 - 1
+      const asked = [...pets.map((pet) => pet.id), pets[7]!.id, 999_999, 2n ** 60n, 2n ** 63n - 1n]
+
+      const found = await Promise.all(asked.map(async (id) => await store.findPetById(id)))
+
+      assert.deepEqual(found, [...pets, pets[7], undefined, undefined, undefined])
+    })
+
     test('When ids and category ids are at the edge of exact JavaScript integers, then they round-trip as numbers', async (t) => {
       const { pets: store } = await openStores(t, kind)
 

@@ -20,6 +20,9 @@ import { GroupRead } from '../../../infra/database/group-read.js'
 
 type Statements = PreparedStatements<keyof typeof SQL>
 
+// a bound on one read of pets by id, as on PostgreSQL
+const MAX_PETS_PER_READ = 100
+
 /** The pets of the embedded database: creates grouped into one transaction (one fsync) per event-loop turn. */
 export class SqlitePetStore implements PetStore {
   readonly #database: SqliteDatabase
@@ -32,6 +35,7 @@ export class SqlitePetStore implements PetStore {
   #dataVersion: number | undefined
   readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
+  readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => this.#findPets(ids), MAX_PETS_PER_READ)
   readonly #counts = new GroupRead<'all', PetCounts>(async () => new Map([['all', this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[]))]]), 1)
 
   constructor (database: SqliteDatabase, clock: Clock) {
@@ -98,9 +102,22 @@ export class SqlitePetStore implements PetStore {
   }
 
   async findPetById (id: Int64): Promise<Pet | undefined> {
+    return await this.#petsById.get(id)
+  }
+
+  #findPets (ids: readonly Int64[]): ReadonlyMap<Int64, Pet> {
     return this.#run(() => {
-      const row = this.#statements.findPet.get(id) as PetRow | undefined
-      return row === undefined ? undefined : rowToPet(row)
+      const found = new Map<Int64, Pet>()
+      // one id, or one beyond 2^53 (a row's plain id column would not come back exact): by itself
+      const alone = ids.length === 1 ? ids : ids.filter((id) => typeof id === 'bigint')
+      for (const id of alone) {
+        const row = this.#statements.findPet.get(id) as PetRow | undefined
+        if (row !== undefined) found.set(id, rowToPet(row))
+      }
+      if (alone.length === ids.length) return found
+      const rows = this.#statements.findPets.all(`[${ids.filter((id) => typeof id === 'number').join(',')}]`) as PetRow[]
+      for (const row of rows) found.set(row.id, rowToPet(row))
+      return found
     })
   }
 

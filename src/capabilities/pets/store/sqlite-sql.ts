@@ -8,6 +8,8 @@ export const PET_COLUMNS = `id, name, ${exactInt64Column('category_id')}, status
 export const SQL = {
   insertPet: `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING ${PET_COLUMNS}`,
   findPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`,
+  // the ids as a JSON array of integers
+  findPets: `SELECT ${PET_COLUMNS} FROM pets WHERE id IN (SELECT value FROM json_each(?))`,
   updatePet: 'UPDATE pets SET name = ?, category_id = ?, status = ? WHERE id = ?',
   // an order's pet moved by its order (pet-moves.ts)
   setPetStatus: 'UPDATE pets SET status = ? WHERE id = ?',
