@@ -1,8 +1,11 @@
 /**
  * Reads by key that arrive together share one query: each caller's key is queued, and once the
  * current turn of the event loop is over the queue is read with one statement (`read` gets the
- * distinct keys and returns what it found, by key). Unlike a group commit, batches do not wait for
- * each other: reads run side by side on the pool. A failed read fails every caller of its batch.
+ * distinct keys and returns what it found, by key). The read begins after every request it serves
+ * arrived, so none is answered from a read begun before it. Unlike a group commit, batches do not
+ * wait for each other (PostgreSQL's run side by side on the pool; SQLite's is one synchronous
+ * statement, which also spares each request a statement of its own between its parse and its
+ * answer: docs/performance.md). A failed read fails every caller of its batch.
  * The batch's query runs in the first caller's context, so a traced driver's span nests under that
  * caller only (docs/operations.md, Tracing).
  */
