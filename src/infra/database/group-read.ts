@@ -47,3 +47,13 @@ export class GroupRead<K, V> {
     }
   }
 }
+
+/**
+ * A read without a key (the inventory's counts) that the callers of one event-loop turn share, as {@link GroupRead}'s
+ * callers of one key do: it begins after the turn, so after each of them asked.
+ */
+export function sharedPerTurn<V> (read: () => Promise<V>): () => Promise<V> {
+  const group = new GroupRead<null, V>(async () => new Map([[null, await read()]]), 1)
+  // the read always answers its one key, so `undefined` here is a value `read` gave, not a miss
+  return async () => await group.get(null) as V
+}

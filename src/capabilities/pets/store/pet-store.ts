@@ -4,6 +4,9 @@ import type { PetPrecondition, PetUpdateOutcome } from '../pet-update.js'
 import type { NewPet, Pet, PetPatch, PetStatus } from '../pet-schemas.js'
 import type { PetCounts } from './pet-counts.js'
 
+/** A bound on one read of pets by id (the getPets of one turn): a page holds at most 100, a burst of getPets rarely more. */
+export const MAX_PETS_PER_READ = 100
+
 /** A pet to insert: a NewPet with its status decided (the default applied); the store assigns the id. */
 export type NewPetRecord = Required<NewPet>
 

@@ -7,19 +7,16 @@ import type { Clock } from '../../../infra/runtime/clock.js'
 import type { Pet, PetPatch } from '../pet-schemas.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import { groupCreates, type PendingCreate } from './pending-create.js'
-import { GroupRead } from '../../../infra/database/group-read.js'
+import { GroupRead, sharedPerTurn } from '../../../infra/database/group-read.js'
 import type { ChangeListener } from '../../../infra/database/postgres/change-listener.js'
 import type { PostgresDatabase } from '../../../infra/database/postgres/postgres-database.js'
-import type { NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
+import { MAX_PETS_PER_READ, type NewPetRecord, type PetPage, type PetPageQuery, type PetStore } from './pet-store.js'
 import { rowToPet, type PetRow } from './rows.js'
 import { insertBatch, type BatchInsert } from './postgres-batch-insert.js'
 import { PETS_CHANGED_CHANNEL, SQL } from './postgres-sql.js'
 import { registerPetsChanged } from './pets-changed.js'
 import { postgresOpenOrderFinder } from './open-orders.js'
 import { countsOf, type PetCountRow, type PetCounts } from './pet-counts.js'
-
-// a bound on one read of pets by id; a page holds at most 100, a burst of getPets rarely more
-const MAX_PETS_PER_READ = 100
 
 /**
  * The pets of the shared PostgreSQL database: creates grouped into one statement per event-loop turn,
@@ -30,7 +27,7 @@ export class PostgresPetStore implements PetStore {
   readonly #creates = groupCreates(async (items) => await this.#insertPets(items))
   readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => await this.#findPets(ids), MAX_PETS_PER_READ)
   // the inventories asked for in one turn share one read, begun after each of them arrived
-  readonly #counts = new GroupRead<'all', PetCounts>(async () => new Map([['all', countsOf(await this.#database.query<PetCountRow>(SQL.countPets, []))]]), 1)
+  readonly #counts = sharedPerTurn(async () => countsOf(await this.#database.query<PetCountRow>(SQL.countPets, [])))
   readonly #changes: ChangeListener
   readonly #clock: Clock
 
@@ -120,9 +117,7 @@ export class PostgresPetStore implements PetStore {
   }
 
   async countPetsByStatus (): Promise<PetCounts> {
-    const counts = await this.#counts.get('all')
-    if (counts === undefined) throw new Error('the counts read returned nothing')
-    return counts
+    return await this.#counts()
   }
 
   listVersion (): number | undefined {

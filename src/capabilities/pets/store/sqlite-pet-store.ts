@@ -10,18 +10,15 @@ import type { Clock } from '../../../infra/runtime/clock.js'
 import type { Pet, PetPatch } from '../pet-schemas.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import { groupCreates, type PendingCreate } from './pending-create.js'
-import type { NewPetRecord, PetPage, PetPageQuery, PetStore } from './pet-store.js'
+import { MAX_PETS_PER_READ, type NewPetRecord, type PetPage, type PetPageQuery, type PetStore } from './pet-store.js'
 import { rowToPet, type PetRow } from './rows.js'
 import { SQL } from './sqlite-sql.js'
 import { registerPetsChanged } from './pets-changed.js'
 import { sqliteOpenOrderFinder } from './open-orders.js'
 import { countsOf, type PetCountRow, type PetCounts } from './pet-counts.js'
-import { GroupRead } from '../../../infra/database/group-read.js'
+import { GroupRead, sharedPerTurn } from '../../../infra/database/group-read.js'
 
 type Statements = PreparedStatements<keyof typeof SQL>
-
-// a bound on one read of pets by id, as on PostgreSQL
-const MAX_PETS_PER_READ = 100
 
 /** The pets of the embedded database: creates grouped into one transaction (one fsync) per event-loop turn. */
 export class SqlitePetStore implements PetStore {
@@ -36,7 +33,7 @@ export class SqlitePetStore implements PetStore {
   readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
   readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => this.#findPets(ids), MAX_PETS_PER_READ)
-  readonly #counts = new GroupRead<'all', PetCounts>(async () => new Map([['all', this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[]))]]), 1)
+  readonly #counts = sharedPerTurn(async () => this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[])))
 
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
@@ -108,15 +105,18 @@ export class SqlitePetStore implements PetStore {
   #findPets (ids: readonly Int64[]): ReadonlyMap<Int64, Pet> {
     return this.#run(() => {
       const found = new Map<Int64, Pet>()
-      // one id, or one beyond 2^53 (a row's plain id column would not come back exact): by itself
-      const alone = ids.length === 1 ? ids : ids.filter((id) => typeof id === 'bigint')
-      for (const id of alone) {
+      const together: number[] = []
+      for (const id of ids) {
+        // a lone id, or one beyond 2^53 (a row's plain id column would not come back exact), is read by itself
+        if (typeof id === 'number' && ids.length > 1) {
+          together.push(id)
+          continue
+        }
         const row = this.#statements.findPet.get(id) as PetRow | undefined
         if (row !== undefined) found.set(id, rowToPet(row))
       }
-      if (alone.length === ids.length) return found
-      const rows = this.#statements.findPets.all(`[${ids.filter((id) => typeof id === 'number').join(',')}]`) as PetRow[]
-      for (const row of rows) found.set(row.id, rowToPet(row))
+      if (together.length === 0) return found
+      for (const row of this.#statements.findPets.all(JSON.stringify(together)) as PetRow[]) found.set(row.id, rowToPet(row))
       return found
     })
   }
@@ -156,9 +156,7 @@ export class SqlitePetStore implements PetStore {
   }
 
   async countPetsByStatus (): Promise<PetCounts> {
-    const counts = await this.#counts.get('all')
-    if (counts === undefined) throw new Error('the counts read returned nothing')
-    return counts
+    return await this.#counts()
   }
 
   #run<T>(operation: () => T): T {
