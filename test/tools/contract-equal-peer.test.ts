@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import { KEYS, requestSet, seedStatements, SHARED_ENV, type SetRequest } from '../helpers/contract-requests.js'
 import { diffAnswers, diffLogLines, exchange, headerOf, logLinesByRequest, scrapeSamples, storeRows, type Answer, type WireRequest } from '../helpers/contract-diff.js'
 import { execSql, freshDatabaseUrl, testStores } from '../helpers/databases.js'
@@ -20,12 +21,21 @@ const COUNTERS = [
 
 interface Exchanged { request: WireRequest, service: Answer, peer: Answer }
 
-/** Sends every request of the set to both, the service first; a request made from earlier answers is made from the service's. */
+/**
+ * Sends every request of the set to both, the service first; a request made from earlier answers is made from the service's.
+ * The burst's 429 says the whole seconds left of its key's window ("retry in N s"), a window each server starts at the burst's
+ * first request, a few ms apart: the request over the quota goes out mid-second of that window, where both round alike.
+ */
 async function sendInLockstep (set: readonly SetRequest[], servicePort: number, peerPort: number): Promise<Exchanged[]> {
   const answers = new Map<string, Answer>()
   const exchanged: Exchanged[] = []
+  let burstStarted = 0
   for (const item of set) {
     const request = typeof item === 'function' ? item(answers) : item
+    if (request.name === 'burst 1') burstStarted = Date.now()
+    if (request.name === `burst ${PER_KEY_QUOTA + 1}`) {
+      while ((Date.now() - burstStarted) % 1000 < 300 || (Date.now() - burstStarted) % 1000 > 700) await delay(5)
+    }
     const service = await exchange(servicePort, request)
     const peer = await exchange(peerPort, request)
     answers.set(request.name, service)
