@@ -7,6 +7,7 @@ import type { Config } from '../infra/config/config.js'
 import { startMetricsServer } from '../infra/metrics/metrics-server.js'
 import { openDatabase } from '../infra/database/open-database.js'
 import { systemClock } from '../infra/runtime/clock.js'
+import { releaseYoungGeneration } from '../infra/runtime/start-up-heap.js'
 
 export interface PrimaryOptions {
   /** How long a worker may take to shut down after SIGTERM before it forces its own exit. */
@@ -55,6 +56,7 @@ export async function runPrimary (config: Config, options: PrimaryOptions): Prom
     worker.once('listening', () => {
       if (++ready === config.workers) {
         log.info({ workers: config.workers, store: database.description }, 'petstore ready')
+        releaseYoungGeneration()
         showKey()
       }
     })

@@ -1,3 +1,4 @@
+import './start-up-first.js'
 import cluster from 'node:cluster'
 import type { Server } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
@@ -9,6 +10,7 @@ import { createBootstrapKeyIfNone } from '../capabilities/keys/index.js'
 import { ConfigError, loadConfig, type Config } from '../infra/config/config.js'
 import { runPrimary, shareMetricsWithPrimary } from './cluster.js'
 import { startMetricsServer } from '../infra/metrics/metrics-server.js'
+import { releaseYoungGeneration } from '../infra/runtime/start-up-heap.js'
 
 // 22 base64 characters carry 128 bits
 const MIN_RECOMMENDED_KEY_LENGTH = 22
@@ -46,6 +48,7 @@ async function start (config: Config): Promise<void> {
       app.log.info({ address: metricsServer.address() }, 'metrics served at GET /metrics')
     }
     app.log.info({ store: app.database.description }, 'petstore ready')
+    releaseYoungGeneration()
   } finally {
     // also when a port is taken: the key is stored already, and this is the only time it can be shown
     // pino writes stdout asynchronously, so a banner written beside it landed before or among the
