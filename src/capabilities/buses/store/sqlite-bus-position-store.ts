@@ -10,45 +10,41 @@ import { SQLITE_BUS_SQL as SQL, sqliteParameters } from './bus-sql.js'
  */
 export class SqliteBusPositionStore implements BusPositionStore {
   readonly #database: SqliteDatabase
-  #prepared: PreparedStatements<keyof typeof SQL> | undefined
+  readonly #statements: () => PreparedStatements<keyof typeof SQL>
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-  }
-
-  // prepared on first use: the table exists once the database is migrated
-  get #statements (): PreparedStatements<keyof typeof SQL> {
-    this.#prepared ??= this.#database.prepare(SQL)
-    return this.#prepared
+    // prepared on first use: the table exists once the database is migrated
+    this.#statements = database.preparedOnFirstUse(SQL)
   }
 
   async ensureBus (bus: BusName): Promise<void> {
-    this.#database.runWithoutFsync(() => this.#statements.ensureBus.run(sqliteParameters(bus)))
+    this.#database.runWithoutFsync(() => this.#statements().ensureBus.run(sqliteParameters(bus)))
   }
 
   async findBus (bus: BusName): Promise<BusLease | undefined> {
-    const row = this.#database.run(() => this.#statements.findBus.get(sqliteParameters(bus))) as BusLeaseRow | undefined
+    const row = this.#database.run(() => this.#statements().findBus.get(sqliteParameters(bus))) as BusLeaseRow | undefined
     return row === undefined ? undefined : rowToBusLease(row)
   }
 
   async beginBatch (bus: BusName, token: string, holder: string, position: number, through: number, now: number, leaseMs: number): Promise<number | undefined> {
-    const row = this.#database.runWithoutFsync(() => this.#statements.beginBatch.get(sqliteParameters(bus, token, holder, position, through, now, leaseMs))) as { lease_until: number } | undefined
+    const row = this.#database.runWithoutFsync(() => this.#statements().beginBatch.get(sqliteParameters(bus, token, holder, position, through, now, leaseMs))) as { lease_until: number } | undefined
     return row?.lease_until
   }
 
   async advanceBus (bus: BusName, token: string, through: number, now: number, leaseMs: number): Promise<boolean> {
-    return this.#database.runWithoutFsync(() => this.#statements.advanceBus.get(sqliteParameters(bus, token, through, now, leaseMs))) !== undefined
+    return this.#database.runWithoutFsync(() => this.#statements().advanceBus.get(sqliteParameters(bus, token, through, now, leaseMs))) !== undefined
   }
 
   async recordBusFailure (bus: BusName, token: string, message: string, now: number): Promise<void> {
-    this.#database.runWithoutFsync(() => this.#statements.recordBusFailure.run(sqliteParameters(bus, token, message, now)))
+    this.#database.runWithoutFsync(() => this.#statements().recordBusFailure.run(sqliteParameters(bus, token, message, now)))
   }
 
   async releaseBus (bus: BusName, token: string, now: number): Promise<void> {
-    this.#database.runWithoutFsync(() => this.#statements.releaseBus.run(sqliteParameters(bus, token, now)))
+    this.#database.runWithoutFsync(() => this.#statements().releaseBus.run(sqliteParameters(bus, token, now)))
   }
 
   async listBuses (now: number): Promise<BusStatus[]> {
-    return (this.#database.run(() => this.#statements.listBuses.all()) as BusStatusRow[]).map((row) => rowToBusStatus(row, now))
+    return (this.#database.run(() => this.#statements().listBuses.all()) as BusStatusRow[]).map((row) => rowToBusStatus(row, now))
   }
 }

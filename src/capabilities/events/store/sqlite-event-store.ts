@@ -25,18 +25,14 @@ type Statements = PreparedStatements<keyof typeof SQL>
 export class SqliteEventStore implements EventStore {
   readonly #database: SqliteDatabase
   readonly #db: Database.Database
-  #prepared: Statements | undefined
+  readonly #statements: () => Statements
   #readPagePrepared: Database.Transaction<(query: EventPageQuery) => EventPage> | undefined
 
   constructor (database: SqliteDatabase) {
     this.#database = database
+    // prepared on first use, because preparing needs the tables that migrate() creates
+    this.#statements = database.preparedOnFirstUse(SQL, ['purgedThrough', 'purgedThroughOfTypes', 'oldestEventId', 'newestEventId'])
     this.#db = database.connection
-  }
-
-  // prepared on first use, because preparing needs the tables that migrate() creates
-  get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['purgedThrough', 'purgedThroughOfTypes', 'oldestEventId', 'newestEventId'])
-    return this.#prepared
   }
 
   async listEvents (query: EventPageQuery): Promise<EventPage> {
@@ -46,7 +42,7 @@ export class SqliteEventStore implements EventStore {
   // one read transaction: the page and the retention mark from one snapshot (docs/architecture.md); made once
   get #readPage (): Database.Transaction<(query: EventPageQuery) => EventPage> {
     this.#readPagePrepared ??= this.#db.transaction((query: EventPageQuery): EventPage => {
-      const statements = this.#statements
+      const statements = this.#statements()
       const types = query.types === undefined ? undefined : JSON.stringify(query.types)
       const rows = (types === undefined
         ? statements.listEvents.all(query.afterId, query.limit)
@@ -59,31 +55,31 @@ export class SqliteEventStore implements EventStore {
 
   async findEvent (id: number): Promise<EventLookup> {
     return this.#run(() => {
-      const row = this.#statements.findEvent.get(id) as EventRow | undefined
+      const row = this.#statements().findEvent.get(id) as EventRow | undefined
       // the mark after the miss: a purge that deleted the event committed its mark with it
-      return row === undefined ? { found: false, purgedThrough: this.#statements.purgedThrough.get() as number } : { found: true, event: rowToEvent(row) }
+      return row === undefined ? { found: false, purgedThrough: this.#statements().purgedThrough.get() as number } : { found: true, event: rowToEvent(row) }
     })
   }
 
   async oldestEventId (): Promise<number | undefined> {
-    return this.#run(() => (this.#statements.oldestEventId.get() as number | null) ?? undefined)
+    return this.#run(() => (this.#statements().oldestEventId.get() as number | null) ?? undefined)
   }
 
   async newestEventId (): Promise<number> {
-    return this.#run(() => this.#statements.newestEventId.get() as number)
+    return this.#run(() => this.#statements().newestEventId.get() as number)
   }
 
   async purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge> {
     const purge = this.#db.transaction((): EventPurge => {
-      const oldest = this.#statements.oldestEvents.all(batchSize) as Array<{ id: number, occurred_at: number }>
+      const oldest = this.#statements().oldestEvents.all(batchSize) as Array<{ id: number, occurred_at: number }>
       const kept = oldest.findIndex((row) => row.occurred_at >= cutoff.getTime())
       const last = oldest[(kept === -1 ? oldest.length : kept) - 1]
       let deleted = 0
       if (last !== undefined) {
-        for (const { type, id } of this.#statements.newestOfEachType.all(last.id) as Array<{ type: string, id: number }>) this.#statements.markPurged.run(type, id)
-        deleted = this.#statements.deleteEventsThrough.run(last.id).changes
+        for (const { type, id } of this.#statements().newestOfEachType.all(last.id) as Array<{ type: string, id: number }>) this.#statements().markPurged.run(type, id)
+        deleted = this.#statements().deleteEventsThrough.run(last.id).changes
       }
-      return { deleted, purgedThrough: this.#statements.purgedThrough.get() as number }
+      return { deleted, purgedThrough: this.#statements().purgedThrough.get() as number }
     })
     return this.#run(() => purge.immediate())
   }

@@ -18,23 +18,19 @@ const SQL = {
 /** The Idempotency-Key records of the embedded database. */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   readonly #database: SqliteDatabase
-  #prepared: PreparedStatements<keyof typeof SQL> | undefined
+  readonly #statements: () => PreparedStatements<keyof typeof SQL>
   #claimPrepared: BetterSqlite3.Transaction<(request: IdempotencyClaimRequest) => IdempotencyClaim> | undefined
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-  }
-
-  // prepared on first use, because preparing needs the tables that migrating creates
-  get #statements (): PreparedStatements<keyof typeof SQL> {
-    this.#prepared ??= this.#database.prepare(SQL)
-    return this.#prepared
+    // prepared on first use, because preparing needs the tables that migrating creates
+    this.#statements = database.preparedOnFirstUse(SQL)
   }
 
   // the look and the write under one write lock (run IMMEDIATE), so two claims cannot both win; made once
   get #claim (): BetterSqlite3.Transaction<(request: IdempotencyClaimRequest) => IdempotencyClaim> {
     this.#claimPrepared ??= this.#database.connection.transaction((request: IdempotencyClaimRequest): IdempotencyClaim => {
-      const statements = this.#statements
+      const statements = this.#statements()
       const now = request.now.getTime()
       const values = [request.fingerprint, request.token, now + request.leaseMs, now + request.ttlMs, request.scope, request.key]
       const row = statements.findIdempotencyKey.get(request.scope, request.key) as IdempotencyRow | undefined
@@ -55,10 +51,10 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   async releaseIdempotencyKey (claim: IdempotencyCompletion): Promise<void> {
-    this.#database.run(() => this.#statements.releaseIdempotencyKey.run(claim.scope, claim.key, claim.token))
+    this.#database.run(() => this.#statements().releaseIdempotencyKey.run(claim.scope, claim.key, claim.token))
   }
 
   async deleteExpiredIdempotencyKeys (now: Date): Promise<number> {
-    return this.#database.run(() => this.#statements.deleteExpiredIdempotencyKeys.run(now.getTime()).changes)
+    return this.#database.run(() => this.#statements().deleteExpiredIdempotencyKeys.run(now.getTime()).changes)
   }
 }

@@ -18,11 +18,13 @@ const SQL = {
 export class SqliteKeyStore implements KeyStore {
   readonly #database: SqliteDatabase
   readonly #clock: Clock
-  #prepared: PreparedStatements<keyof typeof SQL> | undefined
+  readonly #statements: () => PreparedStatements<keyof typeof SQL>
 
   /** `clock`: the time of a key's creation and revocation (the app's). */
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
+    // prepared on first use, because preparing needs the tables that migrating creates
+    this.#statements = database.preparedOnFirstUse(SQL)
     this.#clock = clock
   }
 
@@ -30,38 +32,32 @@ export class SqliteKeyStore implements KeyStore {
     return new Date(this.#clock.now()).toISOString()
   }
 
-  // prepared on first use, because preparing needs the tables that migrating creates
-  get #statements (): PreparedStatements<keyof typeof SQL> {
-    this.#prepared ??= this.#database.prepare(SQL)
-    return this.#prepared
-  }
-
   async createApiKey (name: string, keyHash: string, role: ApiKeyRole = DEFAULT_API_KEY_ROLE): Promise<ApiKeyRecord> {
-    return this.#database.run(() => rowToApiKey(this.#statements.insertApiKey.get(name, keyHash, role, this.#now()) as ApiKeyRow))
+    return this.#database.run(() => rowToApiKey(this.#statements().insertApiKey.get(name, keyHash, role, this.#now()) as ApiKeyRow))
   }
 
   async findActiveApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined> {
     return this.#database.run(() => {
-      const row = this.#statements.findActiveApiKey.get(keyHash) as ApiKeyRow | undefined
+      const row = this.#statements().findActiveApiKey.get(keyHash) as ApiKeyRow | undefined
       return row === undefined ? undefined : rowToApiKey(row)
     })
   }
 
   async listApiKeys (): Promise<ApiKeyRecord[]> {
-    return this.#database.run(() => (this.#statements.listApiKeys.all() as ApiKeyRow[]).map(rowToApiKey))
+    return this.#database.run(() => (this.#statements().listApiKeys.all() as ApiKeyRow[]).map(rowToApiKey))
   }
 
   async revokeApiKey (id: number): Promise<boolean> {
-    return this.#database.run(() => this.#statements.revokeApiKey.run(this.#now(), id).changes === 1)
+    return this.#database.run(() => this.#statements().revokeApiKey.run(this.#now(), id).changes === 1)
   }
 
   async touchApiKey (id: number, usedAt: Date): Promise<void> {
-    this.#database.run(() => this.#statements.touchApiKey.run(usedAt.toISOString(), id))
+    this.#database.run(() => this.#statements().touchApiKey.run(usedAt.toISOString(), id))
   }
 
   async createFirstApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined> {
     return this.#database.run(() => {
-      const row = this.#statements.insertFirstApiKey.get(name, keyHash, BOOTSTRAP_API_KEY_ROLE, this.#now()) as ApiKeyRow | undefined
+      const row = this.#statements().insertFirstApiKey.get(name, keyHash, BOOTSTRAP_API_KEY_ROLE, this.#now()) as ApiKeyRow | undefined
       return row === undefined ? undefined : rowToApiKey(row)
     })
   }

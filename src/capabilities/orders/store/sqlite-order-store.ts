@@ -41,7 +41,7 @@ type Update = (id: Int64, change: OrderChange, precondition: OrderPrecondition |
 export class SqliteOrderStore implements OrderStore {
   readonly #database: SqliteDatabase
   readonly #db: Database.Database
-  #prepared: PreparedStatements<keyof typeof SQL> | undefined
+  readonly #statements: () => PreparedStatements<keyof typeof SQL>
   #place: Database.Transaction<Place> | undefined
   #placeAll: Database.Transaction<PlaceAll> | undefined
   // orders placed together share one IMMEDIATE transaction: one commit (one fsync) for the batch
@@ -53,17 +53,13 @@ export class SqliteOrderStore implements OrderStore {
 
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
+    // prepared on first use, because preparing needs the tables that migrating creates
+    this.#statements = database.preparedOnFirstUse(SQL)
     this.#clock = clock
     this.#db = database.connection
     this.#pets = new SqlitePetMoves(database)
     // how updatePet asks, in its transaction, whether a pet has an open order
-    registerSqliteOpenOrders(database, (petId) => (this.#statements.findOpenOrder.get(petId) as { id: number } | undefined)?.id)
-  }
-
-  // prepared on first use, because preparing needs the tables that migrating creates
-  get #statements (): PreparedStatements<keyof typeof SQL> {
-    this.#prepared ??= this.#database.prepare(SQL)
-    return this.#prepared
+    registerSqliteOpenOrders(database, (petId) => (this.#statements().findOpenOrder.get(petId) as { id: number } | undefined)?.id)
   }
 
   async placeOrder (petId: Int64, metadata: Metadata, completing?: IdempotencyCompletion): Promise<PlaceOrderOutcome> {
@@ -87,7 +83,7 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   #placeLocked ({ petId, metadata, completing }: Placement): PlaceOrderOutcome {
-    const statements = this.#statements
+    const statements = this.#statements()
     const pet = this.#pets.findPet(petId)
     const decision = decidePlacement(pet?.status)
     if (decision.outcome !== 'orderable' || pet === undefined) return decision.outcome === 'orderable' ? { outcome: 'pet_not_found' } : decision
@@ -106,14 +102,14 @@ export class SqliteOrderStore implements OrderStore {
 
   async findOrderById (id: Int64): Promise<Order | undefined> {
     return this.#database.run(() => {
-      const row = this.#statements.findOrder.get(id) as OrderRow | undefined
+      const row = this.#statements().findOrder.get(id) as OrderRow | undefined
       return row === undefined ? undefined : rowToOrder(row)
     })
   }
 
   async listOrders (query: OrderPageQuery): Promise<OrderPage> {
     return this.#database.run(() => {
-      const rows = this.#statements[listVariantOf(query)].all(...listOrdersValues(query)) as OrderRow[]
+      const rows = this.#statements()[listVariantOf(query)].all(...listOrdersValues(query)) as OrderRow[]
       return { orders: rows.slice(0, query.limit).map(rowToOrder), hasMore: rows.length > query.limit }
     })
   }
@@ -135,7 +131,7 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   #updateInTransaction (id: Int64, change: OrderChange, precondition: OrderPrecondition | undefined): OrderUpdateOutcome {
-    const statements = this.#statements
+    const statements = this.#statements()
     const row = statements.findOrder.get(id) as OrderRow | undefined
     const now = this.#clock.now()
     const outcome = decideOrderUpdate(row === undefined ? undefined : rowToOrder(row), change, new Date(now), precondition)

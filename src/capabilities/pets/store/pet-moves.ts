@@ -36,27 +36,23 @@ function eventsOf (moves: readonly PetMove[]): NewEvent[] {
  */
 export class SqlitePetMoves {
   readonly #database: SqliteDatabase
-  #prepared: PreparedStatements<'findPet' | 'setPetStatus'> | undefined
+  readonly #statements: () => PreparedStatements<'findPet' | 'setPetStatus'>
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-  }
-
-  // prepared on first use, because preparing needs the tables that migrating creates
-  get #statements (): PreparedStatements<'findPet' | 'setPetStatus'> {
-    this.#prepared ??= this.#database.prepare({ findPet: SQLITE_SQL.findPet, setPetStatus: SQLITE_SQL.setPetStatus })
-    return this.#prepared
+    // prepared on first use, because preparing needs the tables that migrating creates
+    this.#statements = database.preparedOnFirstUse({ findPet: SQLITE_SQL.findPet, setPetStatus: SQLITE_SQL.setPetStatus })
   }
 
   findPet (id: Int64): Pet | undefined {
-    const row = this.#statements.findPet.get(id) as PetRow | undefined
+    const row = this.#statements().findPet.get(id) as PetRow | undefined
     return row === undefined ? undefined : rowToPet(row)
   }
 
   /** Moves the pets and records their events with the caller's, inside the caller's transaction; its pages are stale from now. */
   movePets (moves: readonly PetMove[], occurredAt: number): void {
     if (moves.length === 0) return
-    for (const { pet, status } of moves) this.#statements.setPetStatus.run(status, pet.id)
+    for (const { pet, status } of moves) this.#statements().setPetStatus.run(status, pet.id)
     recordSqliteEvents(this.#database, occurredAt, eventsOf(moves))
     // this connection's own commits leave data_version alone
     notePetsChanged(this.#database)

@@ -25,7 +25,7 @@ export class SqlitePetStore implements PetStore {
   readonly #database: SqliteDatabase
   readonly #db: Database.Database
   readonly #clock: Clock
-  #prepared: Statements | undefined
+  readonly #statements: () => Statements
   #updatePrepared: Database.Transaction<(id: Int64, patch: PetPatch, precondition?: PetPrecondition) => PetUpdateOutcome> | undefined
   // bumped by this connection's own commits of pets, and when another connection committed anything
   #listVersion = 0
@@ -33,20 +33,16 @@ export class SqlitePetStore implements PetStore {
   readonly #creates = groupCreates((items) => this.#run(() => this.#insertBatch.immediate(items)))
   #insertBatchPrepared: Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> | undefined
   readonly #petsById = new GroupRead<Int64, Pet>(async (ids) => this.#findPets(ids), MAX_PETS_PER_READ)
-  readonly #counts = sharedPerTurn(async () => this.#run(() => countsOf(this.#statements.countPets.all() as PetCountRow[])))
+  readonly #counts = sharedPerTurn(async () => this.#run(() => countsOf(this.#statements().countPets.all() as PetCountRow[])))
 
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
+    // prepared on first use, because preparing needs the tables that migrating creates
+    this.#statements = database.preparedOnFirstUse(SQL, ['dataVersion'])
     this.#db = database.connection
     this.#clock = clock
     // an order's change of a pet, committed by the orders' store on this connection
     registerPetsChanged(database, () => { this.#listVersion++ })
-  }
-
-  // prepared on first use, because preparing needs the tables that migrating creates
-  get #statements (): Statements {
-    this.#prepared ??= this.#database.prepare(SQL, ['dataVersion'])
-    return this.#prepared
   }
 
   async createPet (pet: NewPetRecord, completing?: IdempotencyCompletion): Promise<Pet> {
@@ -61,7 +57,7 @@ export class SqlitePetStore implements PetStore {
   }
 
   #prepareInsertBatch (): Database.Transaction<(items: readonly PendingCreate[]) => Array<ItemOutcome<Pet>>> {
-    const statements = this.#statements
+    const statements = this.#statements()
     const insertOne = this.#db.transaction(({ pet, completing }: PendingCreate, now: number): Pet => {
       const created = rowToPet(statements.insertPet.get(pet.name, pet.categoryId, pet.status) as PetRow)
       recordSqliteEvents(this.#database, now, [{ type: 'pet.created', data: petCreatedData(created) }])
@@ -90,7 +86,7 @@ export class SqlitePetStore implements PetStore {
   listVersion (): number | undefined {
     if (!this.#db.open) return undefined
     // SQLite's data_version changes when another connection (a worker, the CLI) has committed
-    const dataVersion = this.#statements.dataVersion.get() as number
+    const dataVersion = this.#statements().dataVersion.get() as number
     if (dataVersion !== this.#dataVersion) {
       this.#dataVersion = dataVersion
       this.#listVersion++
@@ -112,11 +108,11 @@ export class SqlitePetStore implements PetStore {
           together.push(id)
           continue
         }
-        const row = this.#statements.findPet.get(id) as PetRow | undefined
+        const row = this.#statements().findPet.get(id) as PetRow | undefined
         if (row !== undefined) found.set(id, rowToPet(row))
       }
       if (together.length === 0) return found
-      for (const row of this.#statements.findPets.all(JSON.stringify(together)) as PetRow[]) found.set(row.id, rowToPet(row))
+      for (const row of this.#statements().findPets.all(JSON.stringify(together)) as PetRow[]) found.set(row.id, rowToPet(row))
       return found
     })
   }
@@ -128,7 +124,7 @@ export class SqlitePetStore implements PetStore {
   // the read, the checks and the write under one write lock (run IMMEDIATE, across processes too); made once
   get #update (): Database.Transaction<(id: Int64, patch: PetPatch, precondition?: PetPrecondition) => PetUpdateOutcome> {
     this.#updatePrepared ??= this.#db.transaction((id: Int64, patch: PetPatch, precondition?: PetPrecondition): PetUpdateOutcome => {
-      const statements = this.#statements
+      const statements = this.#statements()
       const row = statements.findPet.get(id) as PetRow | undefined
       const outcome = decidePetUpdate(row === undefined ? undefined : rowToPet(row), patch, precondition, () => sqliteOpenOrderFinder(this.#database)(id))
       if (outcome.outcome === 'updated' && petChanged(outcome.previous, outcome.pet)) {
@@ -148,8 +144,8 @@ export class SqlitePetStore implements PetStore {
       const afterId = query.afterId ?? 0
       // one row more than asked tells whether a next page exists
       const rows = (query.status === undefined
-        ? this.#statements.listPets.all(afterId, query.limit + 1)
-        : this.#statements.listPetsByStatus.all(query.status, afterId, query.limit + 1)) as PetRow[]
+        ? this.#statements().listPets.all(afterId, query.limit + 1)
+        : this.#statements().listPetsByStatus.all(query.status, afterId, query.limit + 1)) as PetRow[]
       const hasMore = rows.length > query.limit
       return { pets: rows.slice(0, query.limit).map(rowToPet), hasMore }
     })
