@@ -14,7 +14,6 @@ export class SqliteBusPositionStore implements BusPositionStore {
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-    // prepared on first use: the table exists once the database is migrated
     this.#statements = database.preparedOnFirstUse(SQL)
   }
 

@@ -30,7 +30,6 @@ export class SqliteEventStore implements EventStore {
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-    // prepared on first use, because preparing needs the tables that migrate() creates
     this.#statements = database.preparedOnFirstUse(SQL, ['purgedThrough', 'purgedThroughOfTypes', 'oldestEventId', 'newestEventId'])
     this.#db = database.connection
   }
@@ -71,15 +70,16 @@ export class SqliteEventStore implements EventStore {
 
   async purgeEventsBefore (cutoff: Date, batchSize: number): Promise<EventPurge> {
     const purge = this.#db.transaction((): EventPurge => {
-      const oldest = this.#statements().oldestEvents.all(batchSize) as Array<{ id: number, occurred_at: number }>
+      const statements = this.#statements()
+      const oldest = statements.oldestEvents.all(batchSize) as Array<{ id: number, occurred_at: number }>
       const kept = oldest.findIndex((row) => row.occurred_at >= cutoff.getTime())
       const last = oldest[(kept === -1 ? oldest.length : kept) - 1]
       let deleted = 0
       if (last !== undefined) {
-        for (const { type, id } of this.#statements().newestOfEachType.all(last.id) as Array<{ type: string, id: number }>) this.#statements().markPurged.run(type, id)
-        deleted = this.#statements().deleteEventsThrough.run(last.id).changes
+        for (const { type, id } of statements.newestOfEachType.all(last.id) as Array<{ type: string, id: number }>) statements.markPurged.run(type, id)
+        deleted = statements.deleteEventsThrough.run(last.id).changes
       }
-      return { deleted, purgedThrough: this.#statements().purgedThrough.get() as number }
+      return { deleted, purgedThrough: statements.purgedThrough.get() as number }
     })
     return this.#run(() => purge.immediate())
   }

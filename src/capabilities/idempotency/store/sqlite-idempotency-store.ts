@@ -23,7 +23,6 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-    // prepared on first use, because preparing needs the tables that migrating creates
     this.#statements = database.preparedOnFirstUse(SQL)
   }
 

@@ -23,7 +23,6 @@ export class SqliteKeyStore implements KeyStore {
   /** `clock`: the time of a key's creation and revocation (the app's). */
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
-    // prepared on first use, because preparing needs the tables that migrating creates
     this.#statements = database.preparedOnFirstUse(SQL)
     this.#clock = clock
   }

@@ -53,7 +53,6 @@ export class SqliteOrderStore implements OrderStore {
 
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
-    // prepared on first use, because preparing needs the tables that migrating creates
     this.#statements = database.preparedOnFirstUse(SQL)
     this.#clock = clock
     this.#db = database.connection

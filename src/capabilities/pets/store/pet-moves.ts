@@ -40,7 +40,6 @@ export class SqlitePetMoves {
 
   constructor (database: SqliteDatabase) {
     this.#database = database
-    // prepared on first use, because preparing needs the tables that migrating creates
     this.#statements = database.preparedOnFirstUse({ findPet: SQLITE_SQL.findPet, setPetStatus: SQLITE_SQL.setPetStatus })
   }
 

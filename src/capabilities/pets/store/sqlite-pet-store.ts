@@ -37,7 +37,6 @@ export class SqlitePetStore implements PetStore {
 
   constructor (database: SqliteDatabase, clock: Clock) {
     this.#database = database
-    // prepared on first use, because preparing needs the tables that migrating creates
     this.#statements = database.preparedOnFirstUse(SQL, ['dataVersion'])
     this.#db = database.connection
     this.#clock = clock
