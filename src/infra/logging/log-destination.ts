@@ -13,16 +13,20 @@ export const LOG_FLUSH_INTERVAL_MS = 250
 
 /**
  * Standard output for log lines, written in batches: a line is gathered with the next ones, and the
- * batch goes to pino's own destination (sonic-boom, asynchronous, which keeps lines in order and retries
- * a full pipe) before it would exceed {@link LOG_BATCH_BYTES}, or once {@link LOG_FLUSH_INTERVAL_MS} has
- * passed. One write per line cost a request a fifth of its CPU time (docs/performance.md). Everything
- * gathered is written synchronously when the process exits (SIGTERM's drain, `process.exit`, a fatal
- * error) or {@link BatchedStdout.flushSync} is called; a SIGKILL loses at most the last batch (≤ 250 ms
- * or 4 KiB of lines).
+ * batch is written before it would exceed {@link LOG_BATCH_BYTES}, or once {@link LOG_FLUSH_INTERVAL_MS}
+ * has passed. One write per line cost a request a fifth of its CPU time (docs/performance.md).
+ * A batch is written at once, by write(2) (pino's sonic-boom in its synchronous mode, which waits out a
+ * full pipe), as Node writes its own stdout to files and pipes on Linux: written asynchronously, one
+ * 4 KiB write in flight at a time, the lines of a loaded instance (10 MB/s at 35,000 requests/s) came
+ * faster than the writes, and waited in memory, old enough for V8 to promote them (a backlog that
+ * grew without bound while the load lasted). A reader slower than the service slows the service
+ * instead. Everything gathered is written when the process exits (SIGTERM's drain, `process.exit`, a
+ * fatal error) or {@link BatchedStdout.flushSync} is called; a SIGKILL loses at most the last batch
+ * (≤ 250 ms or 4 KiB of lines).
  */
 export class BatchedStdout {
-  // maxWrite: sonic-boom would otherwise join batches that wait behind a write into one of up to 16 KiB
-  readonly #destination = pino.destination({ dest: 1, sync: false, maxWrite: LOG_BATCH_BYTES })
+  // maxWrite: a batch that a full pipe left in part is finished in writes that stay within PIPE_BUF
+  readonly #destination = pino.destination({ dest: 1, sync: true, maxWrite: LOG_BATCH_BYTES })
   #lines: string[] = []
   #bytes = 0
 
@@ -39,17 +43,11 @@ export class BatchedStdout {
   }
 
   /**
-   * Writes every gathered line now, before returning (for exits that cannot wait): first what sonic-boom
-   * holds behind a write in flight, then the gathered lines, by write(2) itself. Handed to sonic-boom
-   * instead, they would start an asynchronous write that its flushSync skips, and an exit would race it.
+   * Writes every gathered line now, before returning (for exits that cannot wait), by write(2) itself:
+   * an exit waits for a full pipe for at most a second, where sonic-boom would wait as long as it stays full.
    */
   flushSync (): void {
     const batch = this.#take()
-    try {
-      this.#destination.flushSync()
-    } catch {
-      // stdout is gone: nothing more can be written
-    }
     if (batch !== undefined) writeAllSync(batch)
   }
 
