@@ -6,11 +6,11 @@ import { createClient, type Pet, type PetStoreEvent, type RetryEvent } from '@pe
 import { testStores } from '../helpers/build-app.js'
 import { clientOf, petStoreError, startFollowing, startService, type LiveService, type ServedRequest } from '../helpers/client-service.js'
 import { manualClock, mockDate } from '../helpers/clock.js'
-import { bigOrder, insertCopies } from '../helpers/stream-backlog.js'
+import { bigOrder, copiesBeyondSocketBuffers, insertCopies } from '../helpers/stream-backlog.js'
 
 const DAY_MS = 86_400_000
-// copies of a 10 KiB event: several pages of a stream's own reads, far more than the socket's buffers hold
-const BEHIND_COPIES = 2000
+// copies of a 10 KiB event: pages of a stream's own reads, more than the socket's buffers hold once the client has read (5,700 here)
+const BEHIND_COPIES = copiesBeyondSocketBuffers()
 
 /** Resolves once `condition` holds; fails naming `what` after `timeoutMs`. */
 async function waitFor (what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {

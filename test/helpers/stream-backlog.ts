@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { createdPet, type TestApp } from './build-app.js'
 import { execSql } from './databases.js'
 
@@ -21,4 +22,30 @@ export async function bigOrder (api: TestApp): Promise<void> {
   const metadata = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key${i}`, 'x'.repeat(500)]))
   const order = await api.app.inject({ method: 'POST', url: '/v1/store/orders', headers: { ...api.auth, 'content-type': 'application/json' }, payload: { petId: pet.id, metadata } })
   assert.equal(order.statusCode, 201, order.body)
+}
+
+// the size of bigOrder's event, at least
+const BIG_EVENT_BYTES = 10_000
+
+/** The most a socket's buffers (its sender's and its receiver's, at the kernel's largest) can hold on this machine, in bytes. */
+function socketBuffersMax (): number {
+  // the third of tcp_rmem / tcp_wmem is the most autotuning grows a buffer to (32 MiB and 4 MiB here)
+  const largest = (name: string, otherwise: number): number => {
+    try {
+      return Number(readFileSync(`/proc/sys/net/ipv4/${name}`, 'utf8').trim().split(/\s+/)[2]) || otherwise
+    } catch {
+      return otherwise
+    }
+  }
+  return largest('tcp_rmem', 32 * 2 ** 20) + largest('tcp_wmem', 4 * 2 ** 20)
+}
+
+/**
+ * How many copies of bigOrder's event make a backlog that a consumer who has read from its socket cannot take
+ * in whole without asking for more: past what the socket's buffers may hold once the receiver's has grown, by a
+ * half, in hundreds (insertCopies' batches). A consumer that never read keeps a small buffer; one that read even a
+ * little lets the kernel grow it to tcp_rmem's largest, and 2,000 copies (20 MB) once all fit.
+ */
+export function copiesBeyondSocketBuffers (): number {
+  return Math.ceil(socketBuffersMax() * 1.5 / BIG_EVENT_BYTES / 100) * 100
 }

@@ -45,10 +45,24 @@ async function endpointsWithBacklog (t: TestContext, store: StoreKind, receivers
   return stores
 }
 
-/** The real time, running `factor` times slower from now on. */
+// how far each read of a slowed clock moves it at least: a turn of TURN_DELIVERIES reads it about 500 times
+const READ_STEP_MS = 0.01
+
+/**
+ * The real time, running `factor` times slower from now on, and each read READ_STEP_MS past the last at least:
+ * slowed alone, a hundred real milliseconds are one, and two endpoints given back within them would share their
+ * last-served time (the claim then goes by id, not by which was served longest ago); with the step, a whole turn
+ * between two give-backs (about 5 ms) sets them apart, and a turn still ends far from its time limit.
+ */
 function slowedClock (factor: number): Clock {
   const start = Date.now()
-  return { now: () => start + Math.floor((Date.now() - start) / factor) }
+  let last = start
+  return {
+    now: () => {
+      last = Math.max(last + READ_STEP_MS, start + (Date.now() - start) / factor)
+      return Math.floor(last)
+    }
+  }
 }
 
 /** `endpoints` (each request's endpoint, in order of arrival) as runs of consecutive requests to one endpoint. */
