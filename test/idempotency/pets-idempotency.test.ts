@@ -219,6 +219,34 @@ for (const store of testStores()) {
       assertReplayOf(await postIdempotent(app, REX, 'abandoned'), res)
     })
 
+    test('When creates without a key share a commit with one whose claim was lost, then theirs are written with their events and the lost one alone is undone', async (t) => {
+      const clock = manualClock()
+      const app = await buildTestApp(t, { store, clock })
+      const scope = await scopeOfTestKey(app)
+      const lost: NewPetRecord = { name: 'Lost', categoryId: 3, status: 'available' }
+      const claim = { scope, key: 'lost', fingerprint: petFingerprint(lost), leaseMs: IDEMPOTENCY_LEASE_MS, ttlMs: IDEMPOTENCY_TTL_MS }
+      await app.app.idempotencyStore.claimIdempotencyKey({ ...claim, token: 'late', now: new Date(clock.now()) })
+      clock.advance(IDEMPOTENCY_LEASE_MS + 1)
+      assert.deepEqual(await app.app.idempotencyStore.claimIdempotencyKey({ ...claim, token: 'new-holder', now: new Date(clock.now()) }), { outcome: 'claimed' })
+
+      // submitted in one turn: one batch, the lost claim between two creates without one
+      const [before, late, after] = await Promise.allSettled([
+        app.app.petStore.createPet({ name: 'Before', categoryId: 1, status: 'available' }),
+        app.app.petStore.createPet(lost, { scope, key: 'lost', token: 'late' }),
+        app.app.petStore.createPet({ name: 'After', categoryId: 2, status: 'sold' })
+      ])
+
+      assert.equal(late?.status, 'rejected')
+      assert.ok(late.reason instanceof IdempotencyClaimLostError, String(late.reason))
+      assert.ok(before?.status === 'fulfilled' && after?.status === 'fulfilled')
+      assert.deepEqual((await listAllPets(app)).map((pet) => pet.name), ['Before', 'After'])
+      const events = await execSql(app.databaseUrl, 'SELECT type, data FROM events ORDER BY id')
+      assert.deepEqual(events.map((event) => [event.type, (typeof event.data === 'string' ? JSON.parse(event.data) : event.data).pet.id]),
+        [['pet.created', before.value.id], ['pet.created', after.value.id]])
+      const counts = await execSql(app.databaseUrl, 'SELECT category_id, status, pets FROM pet_category_counts WHERE pets > 0 ORDER BY category_id')
+      assert.deepEqual(counts.map((row) => [Number(row.category_id), row.status, Number(row.pets)]), [[1, 'available', 1], [2, 'sold', 1]])
+    })
+
     test('When a request got 409 because the first was in flight, then its retry after the first finished gets the replay', async (t) => {
       const clock = manualClock()
       const app = await buildTestApp(t, { store, clock })

@@ -88,6 +88,35 @@ for (const kind of testStores()) {
       assert.equal((await stores.pets.findPetById(second.id))?.status, 'available')
     })
 
+    test('When orders without a key are placed together with one whose claim is no longer held, then theirs are placed with their events and that one alone is undone', async (t) => {
+      const stores = await openStores(t, kind)
+      const [before, lost, after] = [
+        await stores.pets.createPet({ name: 'Before', categoryId: 1, status: 'available' }),
+        await stores.pets.createPet({ name: 'Lost', categoryId: 2, status: 'available' }),
+        await stores.pets.createPet({ name: 'After', categoryId: 3, status: 'available' })
+      ]
+      const since = await lastEventId(stores)
+
+      // submitted in one turn: one batch, the lost claim between two placements without one
+      const [first, late, last] = await Promise.allSettled([
+        stores.orders.placeOrder(before.id, {}),
+        stores.orders.placeOrder(lost.id, {}, { scope: 'contract', key: 'k', token: 'never-claimed' }),
+        stores.orders.placeOrder(after.id, {})
+      ])
+
+      assert.equal(late?.status, 'rejected')
+      assert.ok(late.reason instanceof IdempotencyClaimLostError, String(late.reason))
+      assert.ok(first?.status === 'fulfilled' && first.value.outcome === 'placed' && last?.status === 'fulfilled' && last.value.outcome === 'placed')
+      const placed = [first.value.order, last.value.order]
+      assert.deepEqual((await stores.orders.listOrders({ limit: 10 })).orders.map((order) => order.petId), [before.id, after.id])
+      assert.deepEqual(await Promise.all([before, lost, after].map(async (pet) => (await stores.pets.findPetById(pet.id))?.status)), ['pending', 'available', 'pending'])
+      const recorded = (await eventsAfter(stores, since)).map(({ type, data }) => {
+        const { order, pet } = data as { order?: Order, pet?: { id: number } }
+        return [type, order?.id ?? pet?.id]
+      })
+      assert.deepEqual(recorded, [['pet.updated', before.id], ['order.created', placed[0]?.id], ['pet.updated', after.id], ['order.created', placed[1]?.id]])
+    })
+
     test('When an id no order has is looked up, then findOrderById answers undefined, also beyond 2^53', async (t) => {
       const stores = await openStores(t, kind)
 

@@ -66,10 +66,13 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   #placeBatch (placements: readonly Placement[]): Array<ItemOutcome<PlaceOrderOutcome>> {
-    // each placement nested in the batch's transaction (a savepoint): a claim found lost undoes its order alone
+    // a placement with a claim nested in the batch's transaction (a savepoint): a claim found lost undoes its order
+    // alone; without one nothing can fail for it alone (an engine's error fails the batch), and a savepoint is not
+    // free: SQLite copies each page it changes into the statement journal (docs/performance.md)
     this.#place ??= this.#db.transaction<Place>((placement) => this.#placeLocked(placement))
     const place = this.#place
     this.#placeAll ??= this.#db.transaction<PlaceAll>((batch) => batch.map((placement) => {
+      if (placement.completing === undefined) return { ok: true, value: this.#placeLocked(placement) }
       try {
         return { ok: true, value: place(placement) }
       } catch (error) {
