@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { IdempotencyClaimLostError } from '../../src/capabilities/idempotency/claims.js'
 import type { Order } from '../../src/capabilities/orders/order-schemas.js'
 import type { Event } from '../../src/capabilities/events/event-types.js'
@@ -70,6 +71,32 @@ for (const kind of testStores()) {
       assert.equal(outcomes.filter((outcome) => outcome.outcome === 'placed').length, 1)
       assert.deepEqual(outcomes.filter((outcome) => outcome.outcome !== 'placed'), Array.from({ length: 4 }, () => ({ outcome: 'pet_not_available', petStatus: 'pending' })))
       assert.equal((await stores.orders.listOrders({ limit: 10 })).orders.length, 1)
+    })
+
+    test('When orders for overlapping pets arrive turn after turn while earlier batches are being written, then each pet gets one order, and ids and events follow the commits', async (t) => {
+      const stores = await openStores(t, kind)
+      const pets = []
+      for (let i = 0; i < 24; i++) pets.push(await stores.pets.createPet({ name: `Wave ${i}`, categoryId: 1, status: 'available' }))
+      const before = await lastEventId(stores)
+
+      // six waves, each in a turn of its own (the store's batches in flight meanwhile), each ordering eight pets, four of them the wave before's too
+      const placements: Array<Promise<Awaited<ReturnType<typeof stores.orders.placeOrder>>>> = []
+      for (let wave = 0; wave < 6; wave++) {
+        for (const pet of pets.slice(wave * 4, wave * 4 + 8)) placements.push(stores.orders.placeOrder(pet.id, { wave: String(wave) }))
+        await nextTurn()
+      }
+      const outcomes = await Promise.all(placements)
+
+      const placed = outcomes.flatMap((outcome) => outcome.outcome === 'placed' ? [outcome.order] : [])
+      assert.deepEqual(placed.map((order) => order.petId).sort((a, b) => Number(a) - Number(b)), pets.map((pet) => pet.id), 'each pet exactly one order')
+      assert.ok(outcomes.every((outcome) => outcome.outcome === 'placed' || (outcome.outcome === 'pet_not_available' && outcome.petStatus === 'pending')))
+      // the feed holds each order's pet.updated then its order.created, in the order of the orders' ids: ids were drawn in commit order
+      const byId = [...placed].sort((a, b) => Number(a.id) - Number(b.id))
+      const created = (await eventsAfter(stores, before)).filter((event) => event.type === 'order.created').map((event) => (event.data as { order: Order }).order.id)
+      assert.deepEqual(created, byId.map((order) => order.id))
+      const feed = await eventsAfter(stores, before)
+      assert.deepEqual(feed.map((event) => event.type), byId.flatMap(() => ['pet.updated', 'order.created']))
+      assert.deepEqual((await stores.orders.listOrders({ limit: 100 })).orders.map((order) => order.id), byId.map((order) => order.id))
     })
 
     test('When placeOrder completes a held Idempotency-Key claim, then the claim replays the order; a claim no longer held places nothing', async (t) => {
