@@ -73,13 +73,13 @@ for (const kind of testStores()) {
       assert.equal((await stores.orders.listOrders({ limit: 10 })).orders.length, 1)
     })
 
-    test('When orders for overlapping pets arrive turn after turn while earlier batches are being written, then each pet gets one order, and ids and events follow the commits', async (t) => {
+    test('When orders for overlapping pets arrive turn after turn while earlier ones are being placed, then each pet gets one order, and ids and events follow the commits', async (t) => {
       const stores = await openStores(t, kind)
       const pets = []
       for (let i = 0; i < 24; i++) pets.push(await stores.pets.createPet({ name: `Wave ${i}`, categoryId: 1, status: 'available' }))
       const before = await lastEventId(stores)
 
-      // six waves, each in a turn of its own (the store's batches in flight meanwhile), each ordering eight pets, four of them the wave before's too
+      // six waves, each in a turn of its own (an earlier batch still being written), each ordering eight pets, four of them the wave before's too
       const placements: Array<Promise<Awaited<ReturnType<typeof stores.orders.placeOrder>>>> = []
       for (let wave = 0; wave < 6; wave++) {
         for (const pet of pets.slice(wave * 4, wave * 4 + 8)) placements.push(stores.orders.placeOrder(pet.id, { wave: String(wave) }))

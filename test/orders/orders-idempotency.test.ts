@@ -5,7 +5,6 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { LightMyRequestResponse } from 'fastify'
 import { IDEMPOTENCY_LEASE_MS } from '../../src/capabilities/idempotency/policy.js'
 import type { Order } from '../../src/capabilities/orders/order-schemas.js'
-import { POSTGRES_PLACEMENTS_IN_FLIGHT } from '../../src/capabilities/orders/store/placements.js'
 import type { Pet } from '../../src/capabilities/pets/pet-schemas.js'
 import { assertError } from '../helpers/assertions.js'
 import { buildTestApp, createdPet, getPet, testStores, type StoreKind, type TestApp, type TestAppOptions } from '../helpers/build-app.js'
@@ -156,49 +155,43 @@ describe('placeOrder: a claim lost while its batch waited (postgres)', requiresP
     const a = await buildTestApp(t, options)
     const b = await secondInstance(t, a, options)
     // created one after the other: a batch locks its pets in id order, so each waits on its held pet before it locks another
-    const slots = Array.from({ length: POSTGRES_PLACEMENTS_IN_FLIGHT }, (_, i) => i)
-    const names = [...slots.map((i) => `Blocker ${i}`), ...slots.map((i) => `On B ${i}`), 'Plain', 'Keyed', 'Contested']
-    const pets = await mapInOrder(names, async (name, i) => await createdPet(a, { name, categoryId: i }))
-    const [plain, keyed, contested] = pets.slice(-3)
-    assert.ok(plain !== undefined && keyed !== undefined && contested !== undefined)
-    // each of an instance's batches in flight waits on a pet's row this test holds, so that its next batch waits behind them
-    const blockEveryBatch = async (api: TestApp, blockers: Pet[]): Promise<{ blocked: Array<Promise<LightMyRequestResponse>>, release: () => Promise<void> }> => {
-      const held = await mapInOrder(blockers, async (pet) => await holdPetRow(t, a.databaseUrl, pet.id))
-      const blocked: Array<Promise<LightMyRequestResponse>> = []
-      for (const [i, pet] of blockers.entries()) {
-        blocked.push(placeOrder(api, { petId: pet.id }))
-        await waitUntil(`batch ${i} waits on its held row`, async () => await held[i]?.waiters() === 1)
-      }
-      return { blocked, release: async () => { for (const row of held) await row.release() } }
-    }
-    const onA = await blockEveryBatch(a, pets.slice(0, slots.length))
-    // the batch behind them: a plain order, one with its own key, and the one whose claim B takes over
+    const [blocker, onB, plain, keyed, contested] = await mapInOrder(['Blocker', 'On B', 'Plain', 'Keyed', 'Contested'],
+      async (name, i) => await createdPet(a, { name, categoryId: i }))
+    assert.ok(blocker !== undefined && onB !== undefined && plain !== undefined && keyed !== undefined && contested !== undefined)
+    // each instance's next batch waits on a pet's row this test holds: A's on `blocker`, B's on `onB`
+    const heldBlocker = await holdPetRow(t, a.databaseUrl, blocker.id)
+    const heldOnB = await holdPetRow(t, a.databaseUrl, onB.id)
+
+    const blockedOnA = placeOrder(a, { petId: blocker.id })
+    await waitUntil('A\'s first batch waits on the held row', async () => await heldBlocker.waiters() === 1)
+    // the batch behind it: a plain order, one with its own key, and the one whose claim B takes over
     const plainOnA = placeOrder(a, { petId: plain.id })
     const keyedOnA = placeOrder(a, { petId: keyed.id }, { 'idempotency-key': 'keyed' })
     const lateOnA = placeOrder(a, { petId: contested.id }, { 'idempotency-key': 'contested' })
     await waitUntil('A claimed both keys', async () => typeof (await recordOf(a, 'keyed'))?.token === 'string' && typeof (await recordOf(a, 'contested'))?.token === 'string')
     const firstToken = (await recordOf(a, 'contested'))?.token
-    // A's request outlives its lease; B, asked the same, takes the claim over, its placement waiting behind B's held batches
+    // A's request outlives its lease; B, asked the same, takes the claim over, its placement waiting behind B's held batch
     clock.advance(IDEMPOTENCY_LEASE_MS + 1)
-    const onB = await blockEveryBatch(b, pets.slice(slots.length, 2 * slots.length))
+    const blockedOnB = placeOrder(b, { petId: onB.id })
+    await waitUntil('B\'s first batch waits on the held row', async () => await heldOnB.waiters() === 1)
     const retryOnB = placeOrder(b, { petId: contested.id }, { 'idempotency-key': 'contested' })
     await waitUntil('B took the claim over', async () => {
       const token = (await recordOf(a, 'contested'))?.token
       return typeof token === 'string' && token !== firstToken
     })
-    await onA.release()
-    const [plainPlaced, keyedPlaced, late, ...held] = await Promise.all([plainOnA, keyedOnA, lateOnA, ...onA.blocked])
-    await onB.release()
-    const [retried, ...heldB] = await Promise.all([retryOnB, ...onB.blocked])
+    await heldBlocker.release()
+    const [held, plainPlaced, keyedPlaced, late] = await Promise.all([blockedOnA, plainOnA, keyedOnA, lateOnA])
+    await heldOnB.release()
+    const [heldB, retried] = await Promise.all([blockedOnB, retryOnB])
 
     assertError(late, 'idempotency_request_in_progress', 'took over')
     assert.equal(late.headers['retry-after'], '1')
-    const answered = [plainPlaced, keyedPlaced, retried, ...held, ...heldB].map((res) => {
+    const answered = [held, plainPlaced, keyedPlaced, heldB, retried].map((res) => {
       assert.equal(res.statusCode, 201, res.body)
       assert.equal(res.headers['idempotent-replayed'], undefined)
       return res.json<Order>()
     })
-    const [, keyedOrder, contestedOrder] = answered
+    const [, , keyedOrder, , contestedOrder] = answered
     assert.equal(contestedOrder?.petId, contested.id, 'the new holder placed the contested order')
     // every order stored is one answered 201, once; nothing of A's undone order is left, in the orders or the feed
     const stored = await execSql(a.databaseUrl, 'SELECT id, pet_id, status FROM orders ORDER BY id')

@@ -18,19 +18,16 @@ interface Pending<T, R> {
 /**
  * Group commit: writes that arrive together share one transaction, so a burst of creates costs
  * one fsync instead of one each. A write is queued, and the queue is written as one batch once
- * the current turn of the event loop is over — or, while as many batches as may be in flight are
- * being written (one unless the store says more), as soon as one of them has committed. Each
- * caller's promise settles only after its batch has committed, so nothing is acknowledged before
- * it is durable; batches in flight together hold writes none of which was acknowledged, so their
- * commit order is the store's to decide (its locks), not their arrival.
+ * the current turn of the event loop is over — or, while a batch is being written, as soon as
+ * that batch has committed. Each caller's promise settles only after its batch has committed,
+ * so nothing is acknowledged before it is durable.
  */
 export class GroupCommit<T, R> {
   readonly #write: BatchWriter<T, R>
   readonly #maxBatch: number
-  readonly #maxInFlight: number
   #queue: Array<Pending<T, R>> = []
   #scheduled = false
-  #inFlight = 0
+  #writing = false
 
   readonly #failsQueued: (error: unknown) => boolean
 
@@ -38,14 +35,11 @@ export class GroupCommit<T, R> {
    * @param failsQueued when a batch fails with an error for which this is true (the store is
    *   unavailable), the writes queued behind it fail with it at once rather than wait out another
    *   timeout: a caller then waits at most for the batch ahead of it, not for a chain of them.
-   * @param maxInFlight how many batches may be written at once (each on a connection of its own); a
-   *   synchronous writer has one at most whatever this says
    */
-  constructor (write: BatchWriter<T, R>, maxBatch: number, failsQueued: (error: unknown) => boolean = () => false, maxInFlight = 1) {
+  constructor (write: BatchWriter<T, R>, maxBatch: number, failsQueued: (error: unknown) => boolean = () => false) {
     this.#write = write
     this.#maxBatch = maxBatch
     this.#failsQueued = failsQueued
-    this.#maxInFlight = maxInFlight
   }
 
   async submit (item: T): Promise<R> {
@@ -56,7 +50,7 @@ export class GroupCommit<T, R> {
   }
 
   #schedule (): void {
-    if (this.#scheduled || this.#inFlight >= this.#maxInFlight) return
+    if (this.#scheduled || this.#writing) return
     this.#scheduled = true
     // after the current turn: every write that arrived in it joins the batch
     setImmediate(() => {
@@ -69,9 +63,7 @@ export class GroupCommit<T, R> {
     if (this.#queue.length === 0) return
     const batch = this.#queue.slice(0, this.#maxBatch)
     this.#queue = this.#queue.slice(batch.length)
-    this.#inFlight += 1
-    // more than one batch waits, and another may be written beside this one
-    if (this.#queue.length > 0) this.#schedule()
+    this.#writing = true
     try {
       const outcomes = await this.#write(batch.map((pending) => pending.item))
       batch.forEach((pending, index) => {
@@ -84,7 +76,7 @@ export class GroupCommit<T, R> {
       const failed = this.#failsQueued(error) ? [...batch, ...this.#queue.splice(0)] : batch
       for (const pending of failed) pending.reject(error)
     } finally {
-      this.#inFlight -= 1
+      this.#writing = false
       if (this.#queue.length > 0) this.#schedule()
     }
   }
@@ -95,6 +87,6 @@ export class GroupCommit<T, R> {
  * with a batch that found the store unavailable: a caller then waits at most for the batch ahead of it,
  * and its 503 comes within the store's bound instead of after a chain of timeouts.
  */
-export function storeGroupCommit<T, R> (write: BatchWriter<T, R>, maxBatch: number, maxInFlight = 1): GroupCommit<T, R> {
-  return new GroupCommit(write, maxBatch, (error) => error instanceof StoreUnavailableError, maxInFlight)
+export function storeGroupCommit<T, R> (write: BatchWriter<T, R>, maxBatch: number): GroupCommit<T, R> {
+  return new GroupCommit(write, maxBatch, (error) => error instanceof StoreUnavailableError)
 }

@@ -115,45 +115,6 @@ describe('GroupCommit', () => {
     assert.deepEqual([...second, third].map((item) => item.now), [6, 8, 10].map((value) => ({ state: 'fulfilled', value })))
   })
 
-  test('When two batches may be in flight, then items submitted while one is written form a batch written beside it, and a third waits for one of them to commit', async () => {
-    const writer = recordingWriter({ hold: true })
-    const commits = new GroupCommit(writer.write, 100, () => false, 2)
-    const first = [1, 2].map((item) => track(commits.submit(item)))
-    await writer.batchCount(1)
-
-    const second = [3, 4].map((item) => track(commits.submit(item)))
-    await writer.batchCount(2)
-    const third = [5, 6].map((item) => track(commits.submit(item)))
-    await nextTurn()
-    await nextTurn()
-
-    assert.deepEqual(writer.batches, [[1, 2], [3, 4]], 'two batches in flight, the third waits')
-    // the second batch commits first: its items settle, and the waiting items are written beside the first
-    writer.releases[1]?.resolve()
-    await Promise.all(second.map((item) => item.done))
-    assert.deepEqual(second.map((item) => item.now), [6, 8].map((value) => ({ state: 'fulfilled', value })))
-    assert.ok(first.every((item) => item.now.state === 'pending'), 'the first batch has not committed yet')
-    await writer.batchCount(3)
-    assert.deepEqual(writer.batches, [[1, 2], [3, 4], [5, 6]])
-    writer.releases[0]?.resolve()
-    writer.releases[2]?.resolve()
-    await Promise.all([...first, ...third].map((item) => item.done))
-    assert.deepEqual([...first, ...third].map((item) => item.now), [2, 4, 10, 12].map((value) => ({ state: 'fulfilled', value })))
-  })
-
-  test('When more items wait than one batch holds and a second batch may be in flight, then the rest is written beside the first without a new submit', async () => {
-    const writer = recordingWriter({ hold: true })
-    const commits = new GroupCommit(writer.write, 3, () => false, 2)
-    const items = [1, 2, 3, 4, 5].map((item) => track(commits.submit(item)))
-
-    await writer.batchCount(2)
-
-    assert.deepEqual(writer.batches, [[1, 2, 3], [4, 5]])
-    for (const release of writer.releases) release.resolve()
-    await Promise.all(items.map((item) => item.done))
-    assert.deepEqual(items.map((item) => item.now), [2, 4, 6, 8, 10].map((value) => ({ state: 'fulfilled', value })))
-  })
-
   test('When the writer throws, then every item of that batch is rejected with its error, and later items are still written', async () => {
     const failure = new Error('disk on fire')
     let calls = 0

@@ -15,19 +15,10 @@ export interface Placement {
 const MAX_PLACEMENTS_PER_COMMIT = 256
 
 /**
- * How many batches PostgreSQL's store writes at once, each on a connection of its own: the next batch locks its pets
- * while the one before holds the changes lock, and takes that lock the moment the other commits, without waiting for
- * this process's turn to come round (placeOrder's req/s 1.15x, median of 10 paired rounds by hand; 4 measured worse
- * than 2: smaller batches). Two batches never wait on each other in a circle: both lock their pets in id order before
- * the changes lock. SQLite's writer is synchronous: one at a time.
- */
-export const POSTGRES_PLACEMENTS_IN_FLIGHT = 2
-
-/**
  * The group commit of placed orders, as both stores run it: orders that arrive together are placed in
  * one transaction, in arrival order, and each is acknowledged once that transaction has committed; those
- * queued behind a batch that found the store unavailable fail with it at once. `maxInFlight` batches are written at once.
+ * queued behind a batch that found the store unavailable fail with it at once.
  */
-export function groupPlacements (write: BatchWriter<Placement, PlaceOrderOutcome>, maxInFlight = 1): GroupCommit<Placement, PlaceOrderOutcome> {
-  return storeGroupCommit(write, MAX_PLACEMENTS_PER_COMMIT, maxInFlight)
+export function groupPlacements (write: BatchWriter<Placement, PlaceOrderOutcome>): GroupCommit<Placement, PlaceOrderOutcome> {
+  return storeGroupCommit(write, MAX_PLACEMENTS_PER_COMMIT)
 }

@@ -15,7 +15,7 @@ import { OPEN_ORDER_STATUSES } from '../order-transitions.js'
 import { listOrdersSql, listOrdersValues, listVariantOf, ORDER_COLUMNS, rowToOrder, timeValue, type OrderRow } from './order-rows.js'
 import type { ItemOutcome } from '../../../infra/database/group-commit.js'
 import type { OrderPage, OrderPageQuery, OrderStore } from './order-store.js'
-import { groupPlacements, POSTGRES_PLACEMENTS_IN_FLIGHT, type Placement } from './placements.js'
+import { groupPlacements, type Placement } from './placements.js'
 
 const param = (n: number): string => `$${n}`
 const OPEN_STATUSES = OPEN_ORDER_STATUSES.map((status) => `'${status}'`).join(', ')
@@ -63,7 +63,7 @@ const SQL = {
 /** The orders of the shared PostgreSQL database: each change one transaction with its pet's change and both events. */
 export class PostgresOrderStore implements OrderStore {
   readonly #database: PostgresDatabase
-  readonly #placements = groupPlacements((placements) => this.#placeBatch(placements), POSTGRES_PLACEMENTS_IN_FLIGHT)
+  readonly #placements = groupPlacements((placements) => this.#placeBatch(placements))
   // the pets' port: an order locks and moves its pet only through it
   readonly #pets: PostgresPetMoves
   readonly #clock: Clock
