@@ -21,6 +21,7 @@ import { CONNECTIONS, log, orderablePetsPerServer, planFor, SEED_PETS, type Plan
 import { killAll, migrateStore, startBare, startContractPeer, startPeer, startService, stopServer } from './_util/servers.js'
 import { postgresProblem, postgresServerUrl, seededStore, storeFacts, type BenchStore } from './_util/stores.js'
 import { freePort } from '../tools/harness/free-port.js'
+import { stealNotes } from './_util/steal-note.js'
 import { evaluateChecks, evaluateTargets, evaluateTimings, standardNotes, unsaturatedBareNotes, type Check, type Report } from './report.js'
 import { writeReport } from './report-markdown.js'
 import { coldStart, coldStartsBeside } from './scenarios/cold-start.js'
@@ -230,6 +231,7 @@ async function bench (plan: Plan, only: Only | undefined, scenario: string | und
   report.checks = evaluateChecks(report)
   report.timings = evaluateTimings(report)
   report.notes.push(...unsaturatedBareNotes(report))
+  report.notes.push(...stealNotes(report.rows.map((row) => row.rounds)))
   const failing = report.rows.filter((row) => Object.values(row.figures).some((f) => f.non2xx > 0 || f.errors > 0))
   for (const row of failing) report.notes.push(`${row.scenario} (${row.store}) had non-2xx answers or connection errors (see the per-server table): its figures count them.`)
   return report

@@ -1,3 +1,5 @@
+import { LOAD_GENERATOR_CPU, PINNING, SERVER_CPU } from '../../tools/harness/cpu-pinning.js'
+import { cpuTicks, stealPercent } from '../../tools/harness/cpu-steal.js'
 import { cpuTimeNs } from '../../tools/harness/cpu-time.js'
 import type { LoadGenerator } from '../../tools/harness/load-generator.js'
 import type { LoadRequest } from '../../tools/harness/load-spec.js'
@@ -20,6 +22,12 @@ export interface Measurement {
   rssMaxMb: number | undefined
   /** The service's event-loop lag over the run, 99th percentile, beyond prom-client's 10 ms sampling period (its `petstore_nodejs_eventloop_lag_p99_seconds` − 10 ms); undefined for the others. */
   eventLoopLagP99Ms?: number
+  /**
+   * The hypervisor's steal over the run, in percent of the server's CPU and of the load generator's (of all
+   * CPUs, both, when not pinned): time the machine did not run either while it was ready to, which no server's
+   * code can shorten; a stall of the load generator's CPU delays every answer in flight, as wrk times them.
+   */
+  stealPercent?: { server: number | undefined, loadGenerator: number | undefined }
 }
 
 /** What the measurements share: the load generator and how long to load. */
@@ -56,9 +64,11 @@ export async function measure (context: MeasureContext, server: ServerProcess, r
   if (metricsUrl !== undefined) await eventLoopLagP99Ms(metricsUrl)
   const pids = server.processTree()
   const sampler = new RssSampler(() => server.processTree())
+  const ticksBefore = cpuTicks()
   const cpuBefore = cpuTimeNs(pids)
   const result = await context.generator.run({ ...spec, durationSeconds: context.plan.durationSeconds })
   const cpuAfter = cpuTimeNs(pids)
+  const ticksAfter = cpuTicks()
   sampler.stop()
   if (!server.running) throw new Error(`${server.label} exited during the run; stderr:\n${server.stderr.slice(-4_000)}`)
   const rssMax = sampler.maxBytes
@@ -71,7 +81,11 @@ export async function measure (context: MeasureContext, server: ServerProcess, r
     non2xx: result.non2xx,
     errors: result.errors,
     rssMaxMb: rssMax === undefined ? undefined : rssMax / MB,
-    ...(lagMs === undefined ? {} : { eventLoopLagP99Ms: lagMs })
+    ...(lagMs === undefined ? {} : { eventLoopLagP99Ms: lagMs }),
+    stealPercent: {
+      server: stealPercent(ticksBefore, ticksAfter, PINNING.available ? SERVER_CPU : ''),
+      loadGenerator: stealPercent(ticksBefore, ticksAfter, PINNING.available ? LOAD_GENERATOR_CPU : '')
+    }
   }
 }
 
@@ -107,7 +121,9 @@ function describe (m: Measurement): string {
   const cpu = m.cpuUsPerRequest === undefined ? '–' : m.cpuUsPerRequest.toFixed(1)
   const failures = m.non2xx + m.errors > 0 ? `, non-2xx ${m.non2xx}, errors ${m.errors}` : ''
   const lag = m.eventLoopLagP99Ms === undefined ? '' : `, event-loop lag p99 ${m.eventLoopLagP99Ms.toFixed(2)} ms`
-  return `${Math.round(m.reqPerSec)} req/s, ${cpu} µs CPU/request, p50 ${m.latencyMs.p50.toFixed(2)} ms, p99 ${m.latencyMs.p99.toFixed(2)} ms${lag}${failures}`
+  const { server, loadGenerator } = m.stealPercent ?? {}
+  const steal = (server ?? 0) + (loadGenerator ?? 0) > 0 ? `, steal ${(server ?? 0).toFixed(1)} % / ${(loadGenerator ?? 0).toFixed(1)} % (server / load CPU)` : ''
+  return `${Math.round(m.reqPerSec)} req/s, ${cpu} µs CPU/request, p50 ${m.latencyMs.p50.toFixed(2)} ms, p99 ${m.latencyMs.p99.toFixed(2)} ms${lag}${steal}${failures}`
 }
 
 /** The median of `values` (the mean of the middle two for an even count); undefined for none. */
