@@ -154,11 +154,11 @@ async function compare (context: BenchContext, store: StoreKind, what: { scenari
   }
   // placeOrder's pets, and updateOrder's (the block's last): each build orders the service's block of its own store
   const orders = scenarios.some((scenario) => scenario.name === placeOrder.name || UPDATES.includes(scenario))
-  const orderable = { servers: orders ? ['service'] as const : [], petsEach: orderablePetsPerServer(context.plan) }
+  // the peers take their own block of the working tree's store, beside the working build's; the base's store is laid out
+  // alike, so that the service's block has the same ids in both (the loads of both builds are made from the working store's)
+  const orderable = { servers: !orders ? [] : what.peers ? ['peer', 'service'] as const : ['service'] as const, petsEach: orderablePetsPerServer(context.plan) }
   const seededBase = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(baseDir), orderable)
-  // the peers take their own block of the working tree's store, beside the working build's
-  const workOrderable = orders && what.peers ? { ...orderable, servers: ['peer', 'service'] as const } : orderable
-  const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(), workOrderable).catch(async (error: unknown) => {
+  const seededWork = await seededStore(store, SEED_PETS, context.pgServerUrl, migrateWith(), orderable).catch(async (error: unknown) => {
     await seededBase.drop()
     throw error
   })
