@@ -6,7 +6,7 @@ import { recordSqliteEvents } from '../../../infra/database/sqlite/sqlite-outbox
 import { stringifyJson } from '../../../infra/json/exact-json.js'
 import type { Int64 } from '../../../infra/json/int64.js'
 import type { Clock } from '../../../infra/runtime/clock.js'
-import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
+import { COMPLETE_CLAIM_SQL, IdempotencyClaimLostError, writeBatchItem, type IdempotencyCompletion } from '../../idempotency/index.js'
 import { registerSqliteOpenOrders, SqlitePetMoves } from '../../pets/index.js'
 import { decideOrderUpdate, decidePlacement, writesOrder, type OrderChange, type OrderPrecondition, type OrderUpdateOutcome, type PlaceOrderOutcome } from '../order-decisions.js'
 import type { Metadata } from '../order-metadata.js'
@@ -66,20 +66,10 @@ export class SqliteOrderStore implements OrderStore {
   }
 
   #placeBatch (placements: readonly Placement[]): Array<ItemOutcome<PlaceOrderOutcome>> {
-    // a placement with a claim nested in the batch's transaction (a savepoint): a claim found lost undoes its order
-    // alone; without one nothing can fail for it alone (an engine's error fails the batch), and a savepoint is not
-    // free: SQLite copies each page it changes into the statement journal (docs/performance.md)
+    // a placement that completes a claim in a savepoint of its own, the others as they are (writeBatchItem says why)
     this.#place ??= this.#db.transaction<Place>((placement) => this.#placeLocked(placement))
     const place = this.#place
-    this.#placeAll ??= this.#db.transaction<PlaceAll>((batch) => batch.map((placement) => {
-      if (placement.completing === undefined) return { ok: true, value: this.#placeLocked(placement) }
-      try {
-        return { ok: true, value: place(placement) }
-      } catch (error) {
-        if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
-        throw error
-      }
-    }))
+    this.#placeAll ??= this.#db.transaction<PlaceAll>((batch) => batch.map((placement) => writeBatchItem(placement, (plain) => this.#placeLocked(plain), place)))
     const placeAll = this.#placeAll
     return this.#database.run(() => placeAll.immediate(placements))
   }

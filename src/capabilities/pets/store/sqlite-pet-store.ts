@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { PreparedStatements, SqliteDatabase } from '../../../infra/database/sqlite/sqlite-database.js'
 import { recordSqliteEvents } from '../../../infra/database/sqlite/sqlite-outbox.js'
-import { IdempotencyClaimLostError, type IdempotencyCompletion } from '../../idempotency/index.js'
+import { IdempotencyClaimLostError, writeBatchItem, type IdempotencyCompletion } from '../../idempotency/index.js'
 import { decidePetUpdate, petChanged, type PetPrecondition, type PetUpdateOutcome } from '../pet-update.js'
 import { petCreatedData, petUpdatedData } from '../pet-events.js'
 import { stringifyJson } from '../../../infra/json/exact-json.js'
@@ -71,18 +71,7 @@ export class SqlitePetStore implements PetStore {
       // whatever the outcome, pets may have changed: pages read before must not be reused
       this.#listVersion++
       const now = this.#clock.now()
-      return items.map((item): ItemOutcome<Pet> => {
-        // without a claim nothing can fail for this pet alone (an engine's error fails the batch), and a savepoint
-        // is not free: SQLite copies each page it changes into the statement journal (docs/performance.md)
-        if (item.completing === undefined) return { ok: true, value: insertOne(item, now) }
-        try {
-          return { ok: true, value: insertInSavepoint(item, now) }
-        } catch (error) {
-          // any other failure is the engine's: the whole batch rolls back
-          if (error instanceof IdempotencyClaimLostError) return { ok: false, error }
-          throw error
-        }
-      })
+      return items.map((item) => writeBatchItem(item, (plain) => insertOne(plain, now), (claimed) => insertInSavepoint(claimed, now)))
     })
   }
 
